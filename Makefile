@@ -1,0 +1,43 @@
+# Rostrum: `make demo` runs the embedded default; `make test` runs the whole suite.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+
+.PHONY: demo test install install-dev lint bench-arrivals clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.runtime: requirements.txt | $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.dev: requirements.txt requirements-dev.txt | $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements-dev.txt
+	touch $(VENV)/.runtime $@
+
+install: $(VENV)/.runtime
+install-dev: $(VENV)/.dev
+
+demo: install
+	mkdir -p var
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py load_demo --admin --base-url http://$(HOST):$(PORT)
+	@echo "\nStarting the ASGI server on http://$(HOST):$(PORT)/ (Ctrl-C stops it)"
+	$(BIN)/uvicorn config.asgi:application --host $(HOST) --port $(PORT) --no-access-log
+
+test: install-dev
+	bash scripts/test.sh
+
+lint: install-dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+bench-arrivals: install-dev
+	$(BIN)/python bench/arrivals.py
+
+clean:
+	rm -rf $(VENV) var

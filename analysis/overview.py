@@ -1,0 +1,94 @@
+"""The live overview of a study: where participants are, how full each dialogue is, and
+who is excluded and why."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from debates.models import DialogueAssignment, StudyDialogue
+from participants.models import Exclusion, Participant
+from studies.models import Study
+from studies.services import study_steps
+
+
+def study_overview(study: Study) -> dict:
+    now = timezone.now()
+    real = Participant.objects.filter(study=study, is_preview=False)
+    status_counts = dict(real.values_list("status").annotate(n=Count("id")))
+    at_step = dict(
+        real.filter(status=Participant.Status.ACTIVE, expires_at__gt=now)
+        .values_list("position")
+        .annotate(n=Count("id"))
+    )
+    expired_active = real.filter(status=Participant.Status.ACTIVE, expires_at__lte=now).count()
+    steps = [
+        {"position": s.position, "title": s.title, "kind": s.kind, "active": at_step.get(s.position, 0)}
+        for s in study_steps(study)
+    ]
+    exclusions = Counter(
+        Exclusion.objects.filter(
+            participant__study=study, participant__is_preview=False, revoked_at__isnull=True
+        ).values_list("reason", flat=True)
+    )
+    return {
+        "now": now,
+        "statuses": [
+            {"value": value, "label": label, "count": status_counts.get(value, 0)}
+            for value, label in Participant.Status.choices
+        ],
+        "total": sum(status_counts.values()),
+        "expired_active": expired_active,
+        "steps": steps,
+        "dialogues": dialogue_fill_rows(study, now),
+        "exclusions": [
+            {"label": label, "count": exclusions.get(value, 0)} for value, label in Exclusion.Reason.choices
+        ],
+        "excluded_participants": real.filter(excluded=True).count(),
+    }
+
+
+def dialogue_fill_rows(study: Study, now) -> list[dict]:
+    completed = Q(participant__status=Participant.Status.COMPLETED, participant__is_preview=False)
+    counts = {
+        row["study_dialogue"]: row
+        for row in DialogueAssignment.objects.filter(study_dialogue__study=study)
+        .values("study_dialogue")
+        .annotate(
+            done=Count("id", filter=completed & Q(participant__excluded=False)),
+            done_excluded=Count("id", filter=completed & Q(participant__excluded=True)),
+            leased=Count(
+                "id",
+                filter=Q(
+                    participant__status=Participant.Status.ACTIVE,
+                    participant__expires_at__gt=now,
+                    participant__is_preview=False,
+                ),
+            ),
+        )
+    }
+    rows = []
+    for slot in StudyDialogue.objects.filter(study=study).select_related("dialogue__case"):
+        c = counts.get(slot.pk, {})
+        done, leased = c.get("done", 0), c.get("leased", 0)
+        rows.append(
+            {
+                "slug": slot.dialogue.slug,
+                "case": slot.dialogue.case.title,
+                "condition": slot.dialogue.get_condition_display(),
+                "active_side": slot.dialogue.active_side,
+                "side_a": slot.dialogue.side_a,
+                "active": slot.active,
+                "done": done,
+                "done_excluded": c.get("done_excluded", 0),
+                "leased": leased,
+                "held": done + leased,
+                "target": study.target_per_item,
+                "percent": min(100, round(100 * (done + leased) / study.target_per_item))
+                if study.target_per_item
+                else 0,
+            }
+        )
+    return rows

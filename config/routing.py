@@ -1,0 +1,3 @@
+"""Websocket routes. Live debates (study design B) add theirs here."""
+
+websocket_urlpatterns: list = []

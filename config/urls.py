@@ -1,0 +1,15 @@
+from django.contrib import admin
+from django.urls import include, path
+
+from participants import views as participant_views
+
+urlpatterns = [
+    path("", participant_views.home, name="home"),
+    path("healthz", participant_views.healthz, name="healthz"),
+    path("admin/", admin.site.urls),
+    path("", include("participants.urls")),
+]
+
+admin.site.site_header = "Rostrum"
+admin.site.site_title = "Rostrum"
+admin.site.index_title = "Studies, participants and data"

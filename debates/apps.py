@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+
+
+class DebatesConfig(AppConfig):
+    name = "debates"
+
+    def ready(self) -> None:
+        from debates import services, steps  # noqa: F401  (register step kinds, place keeper)

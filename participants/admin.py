@@ -1,0 +1,160 @@
+"""Admin for participants: status and step at a glance, exclusions that can be undone."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+
+from participants import services
+from participants.models import Exclusion, Participant, Response, StepVisit
+from studies.services import study_steps
+
+
+class ReadOnlyInline(admin.TabularInline):
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class ExclusionInline(ReadOnlyInline):
+    model = Exclusion
+    fk_name = "participant"
+    fields = ["reason", "detail", "created_at", "created_by", "revoked_at", "revoked_by", "revoke_note"]
+    readonly_fields = fields
+
+
+class ResponseInline(ReadOnlyInline):
+    model = Response
+    fields = ["position", "step_kind", "key", "value", "value_num", "is_check", "passed", "created_at"]
+    readonly_fields = fields
+
+
+class StepVisitInline(ReadOnlyInline):
+    model = StepVisit
+    fields = [
+        "position",
+        "step_kind",
+        "shown_at",
+        "submitted_at",
+        "server_ms",
+        "client_active_ms",
+        "client_hidden_ms",
+        "client_blurs",
+    ]
+    readonly_fields = fields
+
+
+class StepFilter(admin.SimpleListFilter):
+    title = "current step"
+    parameter_name = "position"
+
+    def lookups(self, request, model_admin):
+        study_id = request.GET.get("study__id__exact")
+        if not study_id or not study_id.isdigit():
+            return [(str(n), f"Step {n}") for n in range(1, 16)]
+        from studies.models import Study
+
+        study = Study.objects.filter(pk=study_id).first()
+        return [(str(s.position), str(s)) for s in study_steps(study)] if study else []
+
+    def queryset(self, request, queryset):
+        if self.value() and self.value().isdigit():
+            return queryset.filter(position=int(self.value()), status=Participant.Status.ACTIVE)
+        return queryset
+
+
+@admin.register(Participant)
+class ParticipantAdmin(admin.ModelAdmin):
+    list_display = [
+        "prolific_pid",
+        "study",
+        "status",
+        "current_step",
+        "excluded",
+        "attention_failures",
+        "started_at",
+        "last_seen_at",
+    ]
+    list_filter = ["study", "status", StepFilter, "excluded", "is_preview"]
+    search_fields = ["prolific_pid", "prolific_session_id"]
+    date_hierarchy = "started_at"
+    list_select_related = ["study"]
+    inlines = [ExclusionInline, StepVisitInline, ResponseInline]
+    actions = ["mark_returned", "exclude_manually", "revoke_exclusions"]
+    exclude = ["token"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f.name for f in Participant._meta.fields if f.name != "token"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    @admin.display(description="Current step")
+    def current_step(self, participant: Participant) -> str:
+        if participant.status != Participant.Status.ACTIVE:
+            return "—"
+        step = services.participant_current_step(participant)
+        return str(step) if step else "—"
+
+    @admin.action(description="Mark as returned on Prolific (frees their place)")
+    def mark_returned(self, request, queryset):
+        for participant in queryset.select_related("study"):
+            services.participant_mark_returned(participant=participant)
+        self.message_user(request, "Marked as returned where they were in progress or timed out.")
+
+    @admin.action(description="Exclude from analysis (by the experimenter)")
+    def exclude_manually(self, request, queryset):
+        for participant in queryset:
+            services.exclusion_add(
+                participant=participant,
+                reason=Exclusion.Reason.MANUAL,
+                detail=f"excluded in the admin by {request.user}",
+                by=request.user,
+            )
+        self.message_user(request, f"Excluded {queryset.count()} participant(s).")
+
+    @admin.action(description="Revoke all their exclusions (count them again)")
+    def revoke_exclusions(self, request, queryset):
+        exclusions = Exclusion.objects.filter(participant__in=queryset, revoked_at__isnull=True)
+        for exclusion in exclusions:
+            services.exclusion_revoke(exclusion=exclusion, by=request.user, note="revoked in the admin")
+        self.message_user(request, "Revoked their exclusions.", messages.SUCCESS)
+
+
+@admin.register(Exclusion)
+class ExclusionAdmin(admin.ModelAdmin):
+    list_display = ["participant", "reason", "detail", "created_at", "revoked_at"]
+    list_filter = ["reason", "participant__study", ("revoked_at", admin.EmptyFieldListFilter)]
+    search_fields = ["participant__prolific_pid"]
+    actions = ["revoke", "reinstate"]
+    list_select_related = ["participant"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f.name for f in Exclusion._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    @admin.action(description="Revoke (include the participant in analysis again)")
+    def revoke(self, request, queryset):
+        for exclusion in queryset.filter(revoked_at__isnull=True):
+            services.exclusion_revoke(exclusion=exclusion, by=request.user, note="revoked in the admin")
+        self.message_user(request, "Revoked.")
+
+    @admin.action(description="Reinstate (exclude again for the same reason)")
+    def reinstate(self, request, queryset):
+        for exclusion in queryset.filter(revoked_at__isnull=False).select_related("participant"):
+            services.exclusion_add(
+                participant=exclusion.participant,
+                reason=exclusion.reason,
+                detail=exclusion.detail,
+                by=request.user,
+            )
+        self.message_user(request, "Reinstated.")

@@ -1,0 +1,74 @@
+"""Participant-facing forms built from questionnaire items."""
+
+from __future__ import annotations
+
+from django import forms
+
+from participants.services import Answer
+from studies.models import Question
+
+Kind = Question.Kind
+TEXT_MAX = 5000
+
+
+def question_field(q: Question) -> forms.Field:
+    field = _base_field(q)
+    field.layout = "likert" if q.kind == Kind.LIKERT and len(q.option_list) <= 7 else ""
+    field.end_labels = q.option_list if q.kind == Kind.SLIDER and len(q.option_list) == 2 else []
+    return field
+
+
+def _base_field(q: Question) -> forms.Field:
+    common = {"label": q.text, "required": q.required, "help_text": q.help_text}
+    if q.kind in (Kind.SINGLE_CHOICE, Kind.LIKERT):
+        return forms.ChoiceField(choices=[(o, o) for o in q.option_list], widget=forms.RadioSelect, **common)
+    if q.kind == Kind.SLIDER:
+        low = 0 if q.min_value is None else q.min_value
+        high = 100 if q.max_value is None else q.max_value
+        return forms.IntegerField(
+            min_value=low,
+            max_value=high,
+            widget=forms.NumberInput(attrs={"type": "range", "min": low, "max": high, "step": 1}),
+            **common,
+        )
+    if q.kind == Kind.NUMBER:
+        return forms.IntegerField(
+            min_value=q.min_value,
+            max_value=q.max_value,
+            widget=forms.NumberInput(attrs={"inputmode": "numeric"}),
+            **common,
+        )
+    return forms.CharField(
+        min_length=q.min_length or None,
+        max_length=TEXT_MAX,
+        widget=forms.Textarea(attrs={"rows": 4, "maxlength": TEXT_MAX}),
+        strip=True,
+        **common,
+    )
+
+
+class QuestionForm(forms.Form):
+    """A form whose fields are a step's questionnaire items, keyed by item key."""
+
+    def __init__(self, questions: list[Question], *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.questions = questions
+        for q in questions:
+            self.fields[q.key] = question_field(q)
+
+    def answers(self) -> list[Answer]:
+        return [answer_for(q, self.cleaned_data.get(q.key)) for q in self.questions]
+
+
+def answer_for(q: Question, value) -> Answer:
+    if value is None or value == "":
+        return Answer(key=q.key, value="", is_check=q.is_check, passed=False if q.is_check else None)
+    number = None
+    if q.kind == Kind.LIKERT:
+        number = float(q.option_list.index(value) + 1)
+    elif q.kind in (Kind.SLIDER, Kind.NUMBER):
+        number = float(value)
+    passed = None
+    if q.is_check:
+        passed = str(value) in q.expected_list
+    return Answer(key=q.key, value=str(value), value_num=number, is_check=q.is_check, passed=passed)

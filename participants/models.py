@@ -1,0 +1,133 @@
+import secrets
+
+from django.conf import settings
+from django.db import models
+
+from studies.models import Study
+
+
+def new_token() -> str:
+    # 32 bytes from the OS CSPRNG: 43 URL-safe characters, 256 bits.
+    return secrets.token_urlsafe(32)
+
+
+class Participant(models.Model):
+    class Status(models.TextChoices):
+        ACTIVE = "active", "In progress"
+        COMPLETED = "completed", "Completed"
+        NO_CONSENT = "no_consent", "Declined consent"
+        FAILED_CHECK = "failed_check", "Failed attention checks"
+        SCREENED_OUT = "screened_out", "Screened out"
+        STUDY_FULL = "study_full", "Turned away: study full"
+        TIMED_OUT = "timed_out", "Timed out"
+        RETURNED = "returned", "Returned on Prolific"
+
+    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="participants")
+    prolific_pid = models.CharField(max_length=64)
+    prolific_study_id = models.CharField(max_length=64, blank=True)
+    prolific_session_id = models.CharField(max_length=64, blank=True)
+    token = models.CharField(max_length=64, unique=True, default=new_token, editable=False)
+    is_preview = models.BooleanField(default=False)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
+    position = models.PositiveSmallIntegerField(default=1, help_text="Current step.")
+    shown_at = models.DateTimeField(null=True, blank=True, help_text="When the current step was first shown.")
+    started_at = models.DateTimeField()
+    expires_at = models.DateTimeField(help_text="The place is released after this time.")
+    finished_at = models.DateTimeField(null=True, blank=True)
+    last_seen_at = models.DateTimeField()
+    attention_failures = models.PositiveSmallIntegerField(default=0)
+    excluded = models.BooleanField(
+        default=False, help_text="Has an active exclusion (kept in step with Exclusion rows)."
+    )
+    visits = models.PositiveIntegerField(default=1, help_text="Entries through the study link.")
+    user_agent = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        ordering = ["-started_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "prolific_pid"], name="one_participant_per_pid_per_study"
+            )
+        ]
+        indexes = [models.Index(fields=["study", "status", "position"])]
+
+    def __str__(self) -> str:
+        return f"{self.prolific_pid} ({self.get_status_display()})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status == self.Status.ACTIVE
+
+
+class StepVisit(models.Model):
+    """Timing of one submitted step: server time from first display to submission, and the
+    browser's own measure of time the page was visible and focused."""
+
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="visits_log")
+    position = models.PositiveSmallIntegerField()
+    step_kind = models.CharField(max_length=40)
+    shown_at = models.DateTimeField(null=True)
+    submitted_at = models.DateTimeField()
+    server_ms = models.PositiveIntegerField(null=True)
+    client_active_ms = models.PositiveIntegerField(null=True)
+    client_hidden_ms = models.PositiveIntegerField(null=True)
+    client_blurs = models.PositiveIntegerField(null=True)
+
+    class Meta:
+        ordering = ["participant", "position"]
+        constraints = [models.UniqueConstraint(fields=["participant", "position"], name="one_visit_per_step")]
+
+
+class Response(models.Model):
+    """One answered item. Every step that asks something stores a row per item."""
+
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="responses")
+    position = models.PositiveSmallIntegerField()
+    step_kind = models.CharField(max_length=40)
+    key = models.CharField(max_length=60)
+    value = models.TextField(blank=True)
+    value_num = models.FloatField(null=True, blank=True)
+    is_check = models.BooleanField(default=False)
+    passed = models.BooleanField(null=True, blank=True)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["participant", "position", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["participant", "position", "key"], name="one_answer_per_item")
+        ]
+
+
+class Exclusion(models.Model):
+    class Reason(models.TextChoices):
+        ATTENTION = "attention", "Failed attention check"
+        RECALL = "recall", "Failed recall check"
+        WPM = "wpm", "Reading speed at or above the cap"
+        MANUAL = "manual", "Excluded by the experimenter"
+
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="exclusions")
+    reason = models.CharField(max_length=20, choices=Reason.choices)
+    detail = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revoked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    revoke_note = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        ordering = ["created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["participant", "reason"],
+                condition=models.Q(revoked_at__isnull=True),
+                name="one_active_exclusion_per_reason",
+            )
+        ]
+
+    def __str__(self) -> str:
+        state = "revoked" if self.revoked_at else "active"
+        return f"{self.get_reason_display()} ({state})"

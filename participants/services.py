@@ -1,0 +1,397 @@
+"""The participant flow engine: entry, the current step, submissions, exits, exclusions.
+
+Services are the only code that writes. The engine reaches step kinds only through
+`studies.registry`; kinds call back into `responses_record()` and friends to store answers.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from participants.models import Exclusion, Participant, Response, StepVisit
+from studies import registry
+from studies.models import Step, Study
+from studies.registry import StepContext, StepKind, StepOutcome, StepUnavailable
+from studies.services import study_lock, study_steps
+
+Status = Participant.Status
+PROLIFIC_ID = re.compile(r"^[0-9a-f]{24}$")
+LOOSE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+ENDED_BY_KIND = {Status.NO_CONSENT, Status.FAILED_CHECK, Status.SCREENED_OUT, Status.STUDY_FULL}
+
+
+class EntryError(Exception):
+    """The study link cannot start a participant; the message is shown to the visitor."""
+
+
+class StaleSubmission(Exception):
+    """A form for a step that is no longer the participant's current step."""
+
+
+# --- Places (leases) ---------------------------------------------------------------------
+
+
+def holds_place_q(now: datetime, prefix: str = "") -> Q:
+    """Participants whose place counts toward a quota: completed and not excluded, or in
+    progress with an unexpired lease. Previews never count."""
+    p = prefix
+    return Q(**{f"{p}is_preview": False}) & (
+        Q(**{f"{p}status": Status.COMPLETED, f"{p}excluded": False})
+        | Q(**{f"{p}status": Status.ACTIVE, f"{p}expires_at__gt": now})
+    )
+
+
+# Apps that hand out places (dialogues, claims, instances) register a function here that
+# says, under its own lock, whether a participant returning after a time-out may keep the
+# place they were given: `keep(participant, now) -> bool`.
+place_keepers: list[Callable[[Participant, datetime], bool]] = []
+
+
+def lease_minutes(study: Study) -> int:
+    return study.effective_time_limit_minutes
+
+
+# --- Entry -------------------------------------------------------------------------------
+
+
+def entry_params(query: dict, *, study: Study) -> tuple[str, str, str]:
+    """Validate PROLIFIC_PID, STUDY_ID and SESSION_ID from the study link."""
+    pattern = PROLIFIC_ID if settings.PROLIFIC_STRICT_IDS else LOOSE_ID
+    values = {}
+    for name in ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID"):
+        raw = (query.get(name) or "").strip()
+        value = raw.lower() if settings.PROLIFIC_STRICT_IDS else raw
+        if not raw:
+            raise EntryError(f"The link is missing {name}. Please open the study from Prolific.")
+        if not pattern.match(value):
+            raise EntryError(
+                f"The link's {name} does not look like a Prolific id. "
+                "Please open the study again from Prolific."
+            )
+        values[name] = value
+    if study.prolific_study_id and values["STUDY_ID"] != study.prolific_study_id.lower():
+        raise EntryError("This link belongs to a different Prolific study.")
+    return values["PROLIFIC_PID"], values["STUDY_ID"], values["SESSION_ID"]
+
+
+def participant_enter(
+    *,
+    study: Study,
+    prolific_pid: str,
+    prolific_study_id: str = "",
+    prolific_session_id: str = "",
+    user_agent: str = "",
+) -> Participant:
+    """Create the participant for (study, PROLIFIC_PID), or resume the existing one.
+
+    Concurrent first visits (double clicks, two tabs) race on the unique constraint; the
+    loser reads the winner's row, so there is never a second participant per PID.
+    """
+    if study.status != Study.Status.LIVE:
+        raise EntryError("This study is not accepting participants at the moment.")
+    now = timezone.now()
+    existing = Participant.objects.filter(study=study, prolific_pid=prolific_pid).first()
+    if existing is not None:
+        return _participant_revisit(existing, prolific_session_id, now)
+    try:
+        with transaction.atomic():
+            participant = Participant.objects.create(
+                study=study,
+                prolific_pid=prolific_pid,
+                prolific_study_id=prolific_study_id,
+                prolific_session_id=prolific_session_id,
+                started_at=now,
+                last_seen_at=now,
+                expires_at=now + timedelta(minutes=lease_minutes(study)),
+                user_agent=user_agent[:300],
+            )
+    except IntegrityError:
+        existing = Participant.objects.get(study=study, prolific_pid=prolific_pid)
+        return _participant_revisit(existing, prolific_session_id, now)
+    study_lock(study=study)
+    return participant
+
+
+def _participant_revisit(participant: Participant, session_id: str, now: datetime) -> Participant:
+    changes = {"visits": F("visits") + 1, "last_seen_at": now}
+    if session_id and session_id != participant.prolific_session_id:
+        changes["prolific_session_id"] = session_id  # a new submission after a return
+    Participant.objects.filter(pk=participant.pk).update(**changes)
+    return participant
+
+
+def participant_preview(*, study: Study) -> Participant:
+    """A throw-away participant for the experimenter; never counted nor exported."""
+    now = timezone.now()
+    return Participant.objects.create(
+        study=study,
+        prolific_pid=f"preview-{secrets.token_hex(8)}",
+        is_preview=True,
+        started_at=now,
+        last_seen_at=now,
+        expires_at=now + timedelta(days=1),
+    )
+
+
+def participant_by_token(token: str) -> Participant | None:
+    if not token or len(token) > 64:
+        return None
+    return Participant.objects.select_related("study").filter(token=token).first()
+
+
+# --- The current step --------------------------------------------------------------------
+
+
+def participant_current_step(participant: Participant) -> Step | None:
+    steps = study_steps(participant.study)
+    index = participant.position - 1
+    return steps[index] if 0 <= index < len(steps) else None
+
+
+def step_context(participant: Participant, step: Step, now: datetime | None = None) -> StepContext:
+    return StepContext(
+        participant=participant,
+        step=step,
+        study=participant.study,
+        steps=study_steps(participant.study),
+        now=now or timezone.now(),
+    )
+
+
+def participant_resume(*, participant: Participant, now: datetime | None = None) -> Participant:
+    """Bring back a participant whose time limit passed, if their place is still theirs."""
+    now = now or timezone.now()
+    expired = participant.status == Status.TIMED_OUT or (
+        participant.status == Status.ACTIVE and participant.expires_at <= now
+    )
+    if not expired or participant.is_preview:
+        return participant
+    with transaction.atomic():
+        keep = all(keeper(participant, now) for keeper in place_keepers)
+        if keep:
+            expires = now + timedelta(minutes=lease_minutes(participant.study))
+            Participant.objects.filter(pk=participant.pk).update(
+                status=Status.ACTIVE, expires_at=expires, finished_at=None
+            )
+            participant.status, participant.expires_at, participant.finished_at = (
+                Status.ACTIVE,
+                expires,
+                None,
+            )
+        elif participant.status == Status.ACTIVE:
+            participant_finish(participant=participant, status=Status.TIMED_OUT, now=now)
+    return participant
+
+
+def step_shown(*, participant: Participant, now: datetime | None = None) -> None:
+    """Record when the current step was first displayed (refreshes keep the first time)."""
+    if participant.shown_at is not None:
+        return
+    now = now or timezone.now()
+    Participant.objects.filter(
+        pk=participant.pk, position=participant.position, shown_at__isnull=True
+    ).update(shown_at=now, last_seen_at=now)
+    participant.shown_at = now
+
+
+@dataclass(frozen=True)
+class ClientTiming:
+    active_ms: int | None = None
+    hidden_ms: int | None = None
+    blurs: int | None = None
+
+    @classmethod
+    def from_post(cls, data: dict) -> ClientTiming:
+        def number(name: str) -> int | None:
+            try:
+                value = int(data.get(name, ""))
+            except (TypeError, ValueError):
+                return None
+            return min(max(value, 0), 86_400_000)
+
+        return cls(number("_active_ms"), number("_hidden_ms"), number("_blurs"))
+
+
+def step_submit(
+    *,
+    participant: Participant,
+    step: Step,
+    kind: StepKind,
+    form,
+    timing: ClientTiming,
+    now: datetime | None = None,
+) -> Participant:
+    """Store a valid submission of the current step and advance, all or nothing.
+
+    The conditional UPDATE both claims the step (a second tab or a double click finds the
+    position moved and gets StaleSubmission) and locks the participant row until commit.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        moved = Participant.objects.filter(
+            pk=participant.pk, position=step.position, status=Status.ACTIVE
+        ).update(position=step.position + 1, shown_at=None, last_seen_at=now)
+        if not moved:
+            raise StaleSubmission()
+        ctx = step_context(participant, step, now)
+        ctx.timing = timing
+        outcome = kind.submit(ctx, form)
+        _visit_record(participant, step, timing, now)
+        participant.position, participant.shown_at = step.position + 1, None
+        if outcome is not None:
+            participant_finish(participant=participant, status=outcome.end_status, now=now)
+        elif step.position >= len(ctx.steps):
+            participant_finish(participant=participant, status=Status.COMPLETED, now=now)
+    return participant
+
+
+def step_unavailable(*, participant: Participant, error: StepUnavailable) -> None:
+    """The current step cannot be served (e.g. every dialogue is full): end politely."""
+    participant_finish(participant=participant, status=error.end_status, now=timezone.now())
+
+
+def _visit_record(participant: Participant, step: Step, timing: ClientTiming, now: datetime) -> None:
+    shown = participant.shown_at
+    server_ms = int((now - shown).total_seconds() * 1000) if shown else None
+    StepVisit.objects.create(
+        participant=participant,
+        position=step.position,
+        step_kind=step.kind,
+        shown_at=shown,
+        submitted_at=now,
+        server_ms=server_ms,
+        client_active_ms=timing.active_ms,
+        client_hidden_ms=timing.hidden_ms,
+        client_blurs=timing.blurs,
+    )
+
+
+def participant_finish(*, participant: Participant, status: str, now: datetime) -> None:
+    Participant.objects.filter(pk=participant.pk).update(status=status, finished_at=now)
+    participant.status, participant.finished_at = status, now
+
+
+def participant_mark_returned(*, participant: Participant) -> None:
+    """Prolific reported the submission RETURNED (or the experimenter did): free the place."""
+    if participant.status in (Status.ACTIVE, Status.TIMED_OUT):
+        participant_finish(participant=participant, status=Status.RETURNED, now=timezone.now())
+
+
+def release_expired_leases(*, now: datetime | None = None) -> int:
+    """Mark participants past their time limit as timed out; their places reopen."""
+    now = now or timezone.now()
+    return Participant.objects.filter(status=Status.ACTIVE, is_preview=False, expires_at__lte=now).update(
+        status=Status.TIMED_OUT, finished_at=now
+    )
+
+
+# --- Answers and checks ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Answer:
+    key: str
+    value: str
+    value_num: float | None = None
+    is_check: bool = False
+    passed: bool | None = None
+
+
+def responses_record(*, ctx: StepContext, answers: Iterable[Answer]) -> list[Response]:
+    rows = [
+        Response(
+            participant=ctx.participant,
+            position=ctx.step.position,
+            step_kind=ctx.step.kind,
+            key=a.key,
+            value=a.value,
+            value_num=a.value_num,
+            is_check=a.is_check,
+            passed=a.passed,
+            created_at=ctx.now,
+        )
+        for a in answers
+    ]
+    return Response.objects.bulk_create(rows)
+
+
+def attention_failures_add(*, ctx: StepContext, failures: int, detail: str) -> StepOutcome | None:
+    """Count failed attention checks; exclude from analysis; end the study at the threshold."""
+    if failures <= 0:
+        return None
+    participant = ctx.participant
+    Participant.objects.filter(pk=participant.pk).update(
+        attention_failures=F("attention_failures") + failures
+    )
+    participant.attention_failures += failures
+    exclusion_add(participant=participant, reason=Exclusion.Reason.ATTENTION, detail=detail)
+    if participant.attention_failures >= max(ctx.study.attention_failures_to_end, 1):
+        return StepOutcome(end_status=Status.FAILED_CHECK, detail=detail)
+    return None
+
+
+# --- Exclusions --------------------------------------------------------------------------
+
+
+def exclusion_add(*, participant: Participant, reason: str, detail: str = "", by=None) -> Exclusion:
+    """Exclude a participant from analysis (idempotent per reason while active)."""
+    with transaction.atomic():
+        current = Exclusion.objects.filter(
+            participant=participant, reason=reason, revoked_at__isnull=True
+        ).first()
+        if current is not None:
+            return current
+        exclusion = Exclusion.objects.create(
+            participant=participant,
+            reason=reason,
+            detail=detail[:300],
+            created_at=timezone.now(),
+            created_by=by,
+        )
+        Participant.objects.filter(pk=participant.pk).update(excluded=True)
+        participant.excluded = True
+    return exclusion
+
+
+def exclusion_revoke(*, exclusion: Exclusion, by=None, note: str = "") -> None:
+    """Undo an exclusion; the participant counts again once no active exclusion is left."""
+    with transaction.atomic():
+        if exclusion.revoked_at is None:
+            Exclusion.objects.filter(pk=exclusion.pk).update(
+                revoked_at=timezone.now(), revoked_by=by, revoke_note=note[:300]
+            )
+        active = Exclusion.objects.filter(
+            participant_id=exclusion.participant_id, revoked_at__isnull=True
+        ).exists()
+        Participant.objects.filter(pk=exclusion.participant_id).update(excluded=active)
+
+
+# --- Exit --------------------------------------------------------------------------------
+
+
+def exit_code(participant: Participant) -> str:
+    study = participant.study
+    return {
+        Status.COMPLETED: study.completion_code,
+        Status.FAILED_CHECK: study.failed_check_code,
+        Status.NO_CONSENT: study.no_consent_code,
+        Status.SCREENED_OUT: study.screened_out_code,
+    }.get(participant.status, "")
+
+
+def exit_url(participant: Participant) -> str:
+    code = exit_code(participant)
+    return f"{settings.PROLIFIC_COMPLETE_URL}{code}" if code else ""
+
+
+def kind_for(step: Step) -> StepKind:
+    return registry.get(step.kind)

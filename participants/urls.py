@@ -1,0 +1,9 @@
+from django.urls import path
+
+from participants import views
+
+urlpatterns = [
+    path("s/<slug:slug>/", views.enter, name="enter"),
+    path("s/<slug:slug>/preview/", views.preview, name="preview"),
+    path("p/<str:token>/", views.step, name="step"),
+]

@@ -1,0 +1,142 @@
+"""Participant-facing pages: the study link, the current step, and the exit."""
+
+from __future__ import annotations
+
+from functools import wraps
+
+from django.contrib.admin.views.decorators import staff_member_required
+from django.db import connection
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods
+
+from participants import services
+from participants.models import Participant
+from studies.models import Study
+from studies.registry import StepUnavailable
+
+# Participant pages load only our own static files: no inline script, no third party.
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "form-action 'self' https://app.prolific.com; frame-ancestors 'none'; base-uri 'none'"
+)
+
+
+def participant_page(view):
+    """No caching (back and refresh must ask the server for the current step), strict CSP."""
+
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        response = view(request, *args, **kwargs)
+        response["Cache-Control"] = "no-store, max-age=0"
+        response["Content-Security-Policy"] = CSP
+        return response
+
+    return wrapper
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    return render(request, "home.html")
+
+
+def healthz(request: HttpRequest) -> HttpResponse:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+    return HttpResponse("ok", content_type="text/plain")
+
+
+@require_GET
+@participant_page
+def enter(request: HttpRequest, slug: str) -> HttpResponse:
+    study = get_object_or_404(Study, slug=slug)
+    try:
+        pid, study_id, session_id = services.entry_params(request.GET, study=study)
+        participant = services.participant_enter(
+            study=study,
+            prolific_pid=pid,
+            prolific_study_id=study_id,
+            prolific_session_id=session_id,
+            user_agent=request.headers.get("User-Agent", ""),
+        )
+    except services.EntryError as error:
+        context = {"study": study, "message": str(error)}
+        return render(request, "participants/entry_error.html", context, status=400)
+    return redirect("step", token=participant.token)
+
+
+@staff_member_required
+@require_GET
+def preview(request: HttpRequest, slug: str) -> HttpResponse:
+    study = get_object_or_404(Study, slug=slug)
+    participant = services.participant_preview(study=study)
+    return redirect("step", token=participant.token)
+
+
+@require_http_methods(["GET", "POST"])
+@participant_page
+def step(request: HttpRequest, token: str) -> HttpResponse:
+    participant = services.participant_by_token(token)
+    if participant is None:
+        raise Http404("No such participant")
+    participant = services.participant_resume(participant=participant)
+    current = services.participant_current_step(participant) if participant.is_active else None
+    if current is None:
+        return finished(request, participant)
+    kind = services.kind_for(current)
+    ctx = services.step_context(participant, current)
+    if request.method == "POST":
+        return submit(request, participant, current, kind, ctx)
+    services.step_shown(participant=participant, now=ctx.now)
+    try:
+        form = kind.build_form(ctx)
+        return render_step(request, ctx, kind, form)
+    except StepUnavailable as unavailable:
+        services.step_unavailable(participant=participant, error=unavailable)
+        return finished(request, participant)
+
+
+def submit(request, participant, current, kind, ctx) -> HttpResponse:
+    here = reverse("step", kwargs={"token": participant.token})
+    if request.POST.get("_position") != str(current.position):
+        return HttpResponseRedirect(f"{here}?moved=1", status=303)
+    try:
+        form = kind.build_form(ctx, data=request.POST)
+        if not form.is_valid():
+            return render_step(request, ctx, kind, form, status=200)
+        timing = services.ClientTiming.from_post(request.POST)
+        services.step_submit(participant=participant, step=current, kind=kind, form=form, timing=timing)
+    except services.StaleSubmission:
+        return HttpResponseRedirect(f"{here}?moved=1", status=303)
+    except StepUnavailable as unavailable:
+        services.step_unavailable(participant=participant, error=unavailable)
+    url = services.exit_url(participant)
+    if participant.is_active or participant.is_preview or not url:
+        return HttpResponseRedirect(here, status=303)
+    return HttpResponseRedirect(url, status=303)
+
+
+def render_step(request, ctx, kind, form, status: int = 200) -> HttpResponse:
+    context = {
+        "participant": ctx.participant,
+        "study": ctx.study,
+        "step": ctx.step,
+        "kind": kind,
+        "config": kind.config(ctx.step),
+        "form": form,
+        "position": ctx.position,
+        "total": len(ctx.steps),
+        "moved": request.GET.get("moved") == "1",
+        **kind.context(ctx),
+    }
+    return render(request, kind.template, context, status=status)
+
+
+def finished(request: HttpRequest, participant: Participant) -> HttpResponse:
+    context = {
+        "participant": participant,
+        "study": participant.study,
+        "code": services.exit_code(participant),
+        "exit_url": services.exit_url(participant),
+    }
+    return render(request, "participants/finished.html", context)

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The whole test suite: lint, the embedded default (SQLite, in-memory layers), then the
+# production path (PostgreSQL, Redis, Celery worker, browser). Installs and starts what a
+# clean machine lacks; fails loudly when something cannot be provided.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=.venv/bin
+
+say() { printf '\n== %s\n' "$*"; }
+die() { printf '\nFATAL: %s\n' "$*" >&2; exit 1; }
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else die "need root for: $*"; fi; }
+
+ensure_chromium() {
+  if ! command -v chromium >/dev/null; then
+    say "installing Debian's chromium for the browser tests"
+    as_root apt-get update -qq || die "apt-get update failed"
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq chromium >/dev/null || die "could not install chromium"
+  fi
+  command -v chromium >/dev/null || die "chromium is missing"
+}
+
+ensure_postgres() {
+  if ! pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then
+    say "starting PostgreSQL"
+    command -v pg_ctlcluster >/dev/null || die "PostgreSQL is not installed (pg_ctlcluster missing)"
+    version=$(ls /etc/postgresql | sort -n | tail -1)
+    as_root pg_ctlcluster --skip-systemctl-redirect "$version" main start || die "could not start PostgreSQL"
+    for _ in $(seq 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 1; done
+  fi
+  pg_isready -q -h 127.0.0.1 -p 5432 || die "PostgreSQL is not accepting connections on 127.0.0.1:5432"
+}
+
+ensure_redis() {
+  if ! (exec 3<>/dev/tcp/127.0.0.1/6379) 2>/dev/null; then
+    say "starting Redis"
+    command -v redis-server >/dev/null || die "Redis is not installed (redis-server missing)"
+    mkdir -p /var/lib/redis /var/log/redis 2>/dev/null || true
+    redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no \
+      --dir /var/lib/redis --logfile /var/log/redis/ci.log || die "could not start Redis"
+    for _ in $(seq 30); do (exec 3<>/dev/tcp/127.0.0.1/6379) 2>/dev/null && break; sleep 0.5; done
+  fi
+  (exec 3<>/dev/tcp/127.0.0.1/6379) 2>/dev/null || die "Redis is not accepting connections on 127.0.0.1:6379"
+}
+
+[ -x "$BIN/pytest" ] || die "the virtual environment is missing: run 'make test'"
+ensure_chromium
+ensure_postgres
+ensure_redis
+
+say "lint"
+$BIN/ruff check .
+$BIN/ruff format --check .
+$BIN/python manage.py makemigrations --check --dry-run >/dev/null || die "models changed without a migration"
+
+say "embedded default: SQLite, in-memory channel layer, eager tasks"
+env -u DATABASE_URL -u REDIS_URL $BIN/pytest -q -m "not postgres and not redis" "$@"
+
+say "production path: PostgreSQL, Redis, Celery, ASGI server, Chromium"
+DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/rostrum}" \
+REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:6379/15}" \
+  $BIN/pytest -q "$@"

@@ -1,0 +1,350 @@
+"""Admin for studies and their steps. Each step is configured through its kind's own form."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import F
+from django.http import HttpResponseRedirect
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
+
+from studies import registry
+from studies.models import Question, Step, Study
+from studies.services import (
+    StudyLocked,
+    steps_renumber,
+    study_duplicate,
+    study_is_locked,
+    study_problems,
+    study_set_status,
+    study_steps_changed,
+)
+
+# Other apps add inlines (e.g. the study's dialogues), links and views to the study admin.
+study_inlines: list = []
+study_links: list = []  # callables (study) -> list[(label, url)]
+study_urls: list = []  # callables (admin_site) -> list[path]
+
+
+class StepInline(admin.TabularInline):
+    model = Step
+    fields = ["position", "kind", "title", "configure"]
+    readonly_fields = ["configure"]
+    extra = 0
+    ordering = ["position"]
+
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        if db_field.name == "kind":
+            return forms.ChoiceField(choices=registry.choices(), label="Kind")
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
+
+    @admin.display(description="Configuration")
+    def configure(self, step: Step) -> str:
+        if not step.pk:
+            return "Save first, then configure"
+        url = reverse("admin:studies_step_change", args=[step.pk])
+        return format_html('<a href="{}">Configure this step</a>', url)
+
+    def _locked(self, obj) -> bool:
+        return obj is not None and study_is_locked(obj)
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return not self._locked(obj) and super().has_add_permission(request, obj)
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return not self._locked(obj) and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return not self._locked(obj) and super().has_delete_permission(request, obj)
+
+
+class StudyForm(forms.ModelForm):
+    class Meta:
+        model = Study
+        fields = "__all__"
+
+    def clean_status(self):
+        status = self.cleaned_data["status"]
+        if status == Study.Status.LIVE and self.instance.pk and self.instance.status != Study.Status.LIVE:
+            problems = study_problems(self.instance)
+            if problems:
+                raise ValidationError(problems)
+        elif status == Study.Status.LIVE and not self.instance.pk:
+            raise ValidationError("Save the study as a draft, add its steps, then set it live.")
+        return status
+
+
+@admin.register(Study)
+class StudyAdmin(admin.ModelAdmin):
+    form = StudyForm
+    list_display = ["title", "slug", "status", "participant_counts", "links"]
+    list_filter = ["status"]
+    search_fields = ["title", "slug"]
+    readonly_fields = ["locked_at", "design_problems"]
+    actions = ["duplicate", "set_live", "set_paused", "set_closed"]
+    fieldsets = [
+        (None, {"fields": ["title", "slug", "status", "notes", "design_problems"]}),
+        (
+            "Prolific",
+            {
+                "fields": [
+                    "prolific_study_id",
+                    "completion_code",
+                    "failed_check_code",
+                    "no_consent_code",
+                    "screened_out_code",
+                ]
+            },
+        ),
+        (
+            "Time, quality and places",
+            {
+                "fields": [
+                    "estimated_minutes",
+                    "time_limit_minutes",
+                    "attention_failures_to_end",
+                    "wpm_cap",
+                    "target_per_item",
+                    "locked_at",
+                ]
+            },
+        ),
+    ]
+
+    def get_inlines(self, request, obj):
+        return [StepInline, *study_inlines]
+
+    def get_urls(self):
+        extra = [url for factory in study_urls for url in factory(self.admin_site)]
+        return extra + super().get_urls()
+
+    @admin.display(description="Participants")
+    def participant_counts(self, study: Study) -> str:
+        counts = study.participants.filter(is_preview=False).values_list("status", flat=True)
+        total = len(counts)
+        done = sum(1 for s in counts if s == "completed")
+        active = sum(1 for s in counts if s == "active")
+        return f"{done} completed, {active} in progress, {total} in all"
+
+    @admin.display(description="Links")
+    def links(self, study: Study) -> str:
+        items = [("Preview", reverse("preview", args=[study.slug]))]
+        for factory in study_links:
+            items += factory(study)
+        return format_html_join(" · ", '<a href="{}">{}</a>', ((url, label) for label, url in items))
+
+    @admin.display(description="Before going live")
+    def design_problems(self, study: Study) -> str:
+        if not study.pk:
+            return "—"
+        problems = study_problems(study)
+        if not problems:
+            return "No problems found: the study can go live."
+        return format_html("<ul>{}</ul>", format_html_join("", "<li>{}</li>", ((p,) for p in problems)))
+
+    def save_formset(self, request, form, formset, change):
+        if formset.model is not Step:
+            return super().save_formset(request, form, formset, change)
+        study = form.instance
+        with transaction.atomic():
+            instances = formset.save(commit=False)
+            if instances or formset.deleted_objects:
+                study_steps_changed(study=study)
+            for step in formset.deleted_objects:
+                step.delete()
+            # Move edited steps out of the way first so positions can be swapped freely.
+            for n, step in enumerate(instances):
+                if step.pk:
+                    Step.objects.filter(pk=step.pk).update(position=20000 + n)
+            for step in instances:
+                if not step.pk:
+                    kind = registry.get(step.kind)
+                    step.config = kind.config(Step(config={}))
+                step.save()
+            steps_renumber(study=study)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        try:
+            return super().change_view(request, object_id, form_url, extra_context)
+        except StudyLocked as locked:
+            self.message_user(request, str(locked), messages.ERROR)
+            return HttpResponseRedirect(request.path)
+
+    def _set_status(self, request, queryset, status: str) -> None:
+        for study in queryset:
+            try:
+                study_set_status(study=study, status=status)
+            except ValueError as error:
+                self.message_user(request, f"{study.slug}: {error}", messages.ERROR)
+            else:
+                self.message_user(request, f"{study.slug}: now {study.get_status_display()}.")
+
+    @admin.action(description="Set live (after checking the design)")
+    def set_live(self, request, queryset):
+        self._set_status(request, queryset, Study.Status.LIVE)
+
+    @admin.action(description="Pause (no new participants)")
+    def set_paused(self, request, queryset):
+        self._set_status(request, queryset, Study.Status.PAUSED)
+
+    @admin.action(description="Close")
+    def set_closed(self, request, queryset):
+        self._set_status(request, queryset, Study.Status.CLOSED)
+
+    @admin.action(description="Duplicate as a new draft (to change a study that has run)")
+    def duplicate(self, request, queryset):
+        for study in queryset:
+            slug = f"{study.slug}-v{Study.objects.filter(slug__startswith=study.slug).count() + 1}"
+            copy = study_duplicate(study=study, slug=slug)
+            self.message_user(request, f"Created draft {copy.slug!r}.")
+
+
+class QuestionInline(admin.StackedInline):
+    model = Question
+    extra = 0
+    fields = [
+        ("position", "key", "kind", "required"),
+        "text",
+        "help_text",
+        "options",
+        ("min_value", "max_value", "min_length"),
+        "expected_answer",
+    ]
+
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        field = super().formfield_for_dbfield(db_field, request, **kwargs)
+        if db_field.name in ("text", "options", "expected_answer"):
+            field.widget = forms.Textarea(attrs={"rows": 3, "cols": 80})
+        return field
+
+    def has_add_permission(self, request, obj=None):
+        return not (obj and study_is_locked(obj.study)) and super().has_add_permission(request, obj)
+
+    def has_change_permission(self, request, obj=None):
+        return not (obj and study_is_locked(obj.study)) and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request, obj=None):
+        return not (obj and study_is_locked(obj.study)) and super().has_delete_permission(request, obj)
+
+
+def step_form_for(kind: registry.StepKind | None) -> type[forms.ModelForm]:
+    """A Step form with the kind's own configuration fields instead of raw JSON."""
+    config_fields = dict(kind.config_form.base_fields) if kind else {}
+
+    class StepForm(forms.ModelForm):
+        class Meta:
+            model = Step
+            fields = ["study", "position", "kind", "title"]
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.fields["kind"] = forms.ChoiceField(choices=registry.choices())
+            if kind is not None:
+                self.fields["kind"].disabled = bool(self.instance.pk)
+                config = kind.config(self.instance)
+                for name, field in config_fields.items():
+                    self.fields[f"config_{name}"] = field
+                    self.initial[f"config_{name}"] = config.get(name)
+
+        def clean(self):
+            data = super().clean()
+            if kind is not None:
+                config = {name: data.get(f"config_{name}") for name in config_fields}
+                try:
+                    data["config"] = kind.clean_config(config)
+                except ValidationError as error:
+                    raise ValidationError(error.messages) from None
+            return data
+
+        def save(self, commit=True):
+            if "config" in self.cleaned_data:
+                self.instance.config = self.cleaned_data["config"]
+            elif not self.instance.pk:
+                chosen = registry.get(self.cleaned_data["kind"])
+                self.instance.config = chosen.config(Step(config={}))
+            return super().save(commit)
+
+    return StepForm
+
+
+@admin.register(Step)
+class StepAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "study", "kind"]
+    list_filter = ["study", "kind"]
+    ordering = ["study", "position"]
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        kind = registry.get(obj.kind) if obj else None
+        kwargs["form"] = step_form_for(kind)
+        kwargs["fields"] = None
+        return super().get_form(request, obj, change, **kwargs)
+
+    def get_fieldsets(self, request, obj=None):
+        form = self.get_form(request, obj)(instance=obj)
+        base = ["study", "position", "kind", "title"]
+        config = [name for name in form.fields if name.startswith("config_")]
+        sets = [(None, {"fields": base})]
+        if obj is not None:
+            kind = registry.get(obj.kind)
+            sets.append((f"{kind.label}: {kind.description}", {"fields": config}))
+        else:
+            sets.append((None, {"fields": [], "description": "Choose the kind, save, then configure it."}))
+        return sets
+
+    def get_inlines(self, request, obj):
+        if obj is not None and registry.get(obj.kind).uses_questions:
+            return [QuestionInline]
+        return []
+
+    def get_changeform_initial_data(self, request):
+        initial = super().get_changeform_initial_data(request)
+        study_id = request.GET.get("study")
+        if study_id and study_id.isdigit():
+            initial["position"] = Step.objects.filter(study_id=study_id).count() + 1
+        return initial
+
+    def _locked(self, obj) -> bool:
+        return obj is not None and study_is_locked(obj.study)
+
+    def has_change_permission(self, request, obj=None):
+        return not self._locked(obj) and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request, obj=None):
+        return not self._locked(obj) and super().has_delete_permission(request, obj)
+
+    def save_model(self, request, obj, form, change):
+        with transaction.atomic():
+            study_steps_changed(study=obj.study)
+            if not change and Step.objects.filter(study=obj.study, position=obj.position).exists():
+                Step.objects.filter(study=obj.study, position__gte=obj.position).update(
+                    position=F("position") + 10000
+                )
+            super().save_model(request, obj, form, change)
+            steps_renumber(study=obj.study)
+
+    def save_related(self, request, form, formsets, change):
+        with transaction.atomic():
+            super().save_related(request, form, formsets, change)
+            study_steps_changed(study=form.instance.study)
+
+    def delete_model(self, request, obj):
+        with transaction.atomic():
+            study_steps_changed(study=obj.study)
+            super().delete_model(request, obj)
+            steps_renumber(study=obj.study)
+
+    def delete_queryset(self, request, queryset):
+        for step in queryset.select_related("study"):
+            self.delete_model(request, step)
+
+    def response_add(self, request, obj, post_url_continue=None):
+        # A new step goes straight to its configuration form.
+        return HttpResponseRedirect(reverse("admin:studies_step_change", args=[obj.pk]))
+
+    def response_change(self, request, obj):
+        if "_continue" in request.POST or "_addanother" in request.POST:
+            return super().response_change(request, obj)
+        return HttpResponseRedirect(reverse("admin:studies_study_change", args=[obj.study_id]))

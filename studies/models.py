@@ -1,0 +1,197 @@
+import math
+
+from django.core.exceptions import ValidationError
+from django.core.validators import RegexValidator
+from django.db import models
+
+code_validator = RegexValidator(
+    r"^[A-Za-z0-9_-]{1,40}$", "Use 1–40 letters, digits, '-' or '_' (as Prolific shows codes)."
+)
+key_validator = RegexValidator(
+    r"^[a-z][a-z0-9_]{0,39}$", "Use a lowercase letter, then letters, digits or '_' (max 40)."
+)
+
+
+class Study(models.Model):
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft (preview only)"
+        LIVE = "live", "Live (accepting participants)"
+        PAUSED = "paused", "Paused (participants in progress may finish)"
+        CLOSED = "closed", "Closed"
+
+    slug = models.SlugField(unique=True, help_text="Part of the study link: /s/<slug>/")
+    title = models.CharField(max_length=200, help_text="Shown to participants.")
+    notes = models.TextField(blank=True, help_text="Internal notes, never shown.")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    prolific_study_id = models.CharField(
+        max_length=24,
+        blank=True,
+        help_text="Prolific's STUDY_ID. When set, links carrying another STUDY_ID are refused.",
+    )
+
+    completion_code = models.CharField(max_length=40, validators=[code_validator])
+    failed_check_code = models.CharField(
+        max_length=40, validators=[code_validator], help_text="FAILED_ATTENTION_CHECK code."
+    )
+    no_consent_code = models.CharField(
+        max_length=40, validators=[code_validator], help_text="NO_CONSENT code."
+    )
+    screened_out_code = models.CharField(
+        max_length=40, blank=True, validators=[code_validator], help_text="FIXED_SCREENOUT code."
+    )
+
+    estimated_minutes = models.PositiveSmallIntegerField(
+        default=10, help_text="The completion time you state on Prolific."
+    )
+    time_limit_minutes = models.PositiveSmallIntegerField(
+        default=0,
+        blank=True,
+        help_text="After this many minutes a participant's place is released. "
+        "0 means Prolific's maximum allowed time for the estimate: 2 + X + 2·√X.",
+    )
+    attention_failures_to_end = models.PositiveSmallIntegerField(
+        default=2,
+        help_text="Failed attention checks that end the study with the failed-check code. "
+        "Prolific: 1 may suffice under 5 minutes; 2 or more are needed from 5 minutes on.",
+    )
+    wpm_cap = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Reading speed (words per minute) at or above which a judge is excluded "
+        "from analysis. Empty: no cap.",
+    )
+    target_per_item = models.PositiveIntegerField(
+        default=6, help_text="Completed, non-excluded participants wanted per dialogue."
+    )
+    steps_version = models.PositiveIntegerField(default=1, editable=False)
+    locked_at = models.DateTimeField(
+        null=True, blank=True, editable=False, help_text="When the first real participant entered."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "studies"
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.title
+
+    @property
+    def effective_time_limit_minutes(self) -> int:
+        if self.time_limit_minutes:
+            return self.time_limit_minutes
+        return prolific_max_minutes(self.estimated_minutes)
+
+    def clean(self) -> None:
+        if self.time_limit_minutes and self.time_limit_minutes < self.estimated_minutes:
+            raise ValidationError({"time_limit_minutes": "Must not be shorter than the estimate."})
+        codes = [self.completion_code, self.failed_check_code, self.no_consent_code]
+        codes += [self.screened_out_code] if self.screened_out_code else []
+        if len(set(codes)) != len(codes):
+            raise ValidationError("Each Prolific code must be different from the others.")
+
+
+def prolific_max_minutes(estimated: int) -> int:
+    """Prolific's maximum allowed time for an estimate of X minutes: 2 + X + 2·√X."""
+    return math.ceil(2 + estimated + 2 * math.sqrt(estimated))
+
+
+class Step(models.Model):
+    """One page (or sequence of pages) of a study; `kind` names a registered step kind."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="steps")
+    position = models.PositiveSmallIntegerField()
+    kind = models.CharField(max_length=40)
+    title = models.CharField(max_length=200, help_text="Heading shown to participants.")
+    config = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["study", "position"]
+        constraints = [models.UniqueConstraint(fields=["study", "position"], name="unique_step_position")]
+
+    def __str__(self) -> str:
+        return f"{self.position}. {self.title}"
+
+
+class Question(models.Model):
+    """An item of a questionnaire or attention-check step."""
+
+    class Kind(models.TextChoices):
+        SINGLE_CHOICE = "single_choice", "Single choice"
+        LIKERT = "likert", "Likert scale"
+        SLIDER = "slider", "Slider"
+        NUMBER = "number", "Number"
+        TEXT = "text", "Free text"
+
+    step = models.ForeignKey(Step, on_delete=models.CASCADE, related_name="questions")
+    position = models.PositiveSmallIntegerField(default=0)
+    key = models.CharField(
+        max_length=40,
+        validators=[key_validator],
+        help_text="Column name in the export, unique within the study.",
+    )
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    text = models.TextField(help_text="The question as participants see it.")
+    help_text = models.CharField(max_length=300, blank=True)
+    options = models.TextField(
+        blank=True,
+        help_text="Single choice and Likert: one option per line, in order. "
+        "Slider: two lines, the labels of the two ends.",
+    )
+    required = models.BooleanField(default=True)
+    min_value = models.IntegerField(null=True, blank=True, help_text="Number/slider minimum.")
+    max_value = models.IntegerField(null=True, blank=True, help_text="Number/slider maximum.")
+    min_length = models.PositiveIntegerField(default=0, help_text="Free text: minimum characters.")
+    expected_answer = models.TextField(
+        blank=True,
+        help_text="Makes this item an attention check: the accepted answer(s), one per line, "
+        "exactly as an option is written (or a number).",
+    )
+
+    class Meta:
+        ordering = ["step", "position", "id"]
+        constraints = [models.UniqueConstraint(fields=["step", "key"], name="unique_question_key_per_step")]
+
+    def __str__(self) -> str:
+        return self.key
+
+    @property
+    def option_list(self) -> list[str]:
+        return [line.strip() for line in self.options.splitlines() if line.strip()]
+
+    @property
+    def expected_list(self) -> list[str]:
+        return [line.strip() for line in self.expected_answer.splitlines() if line.strip()]
+
+    @property
+    def is_check(self) -> bool:
+        return bool(self.expected_answer.strip())
+
+    def clean(self) -> None:
+        options = self.option_list
+        if self.kind in (self.Kind.SINGLE_CHOICE, self.Kind.LIKERT) and len(options) < 2:
+            raise ValidationError({"options": "Give at least two options, one per line."})
+        if len(set(options)) != len(options):
+            raise ValidationError({"options": "Options must be different from each other."})
+        if self.kind == self.Kind.SLIDER and len(options) not in (0, 2):
+            raise ValidationError({"options": "A slider takes two end labels, or none."})
+        low, high = self.min_value, self.max_value
+        if low is not None and high is not None and low >= high:
+            raise ValidationError({"max_value": "Must be greater than the minimum."})
+        if self.is_check:
+            self._clean_expected(options)
+
+    def _clean_expected(self, options: list[str]) -> None:
+        if self.kind in (self.Kind.SINGLE_CHOICE, self.Kind.LIKERT):
+            unknown = [a for a in self.expected_list if a not in options]
+            if unknown:
+                raise ValidationError({"expected_answer": f"Not an option: {', '.join(unknown)}"})
+        elif self.kind in (self.Kind.SLIDER, self.Kind.NUMBER):
+            for answer in self.expected_list:
+                try:
+                    int(answer)
+                except ValueError:
+                    raise ValidationError({"expected_answer": f"Not a number: {answer}"}) from None
+        else:
+            raise ValidationError({"expected_answer": "Free-text items cannot be checks."})

@@ -1,0 +1,124 @@
+"""The step-kind registry.
+
+A study is an ordered list of steps; each step names a *kind*. A kind is a small class,
+registered here by the app that owns it (`participants` registers consent, instructions,
+questionnaires and attention checks; `debates` registers the story, dialogue, judgement and
+the other dialogue-bound kinds). The flow engine reaches kinds only through this registry.
+
+A kind declares:
+- `config_form`: the admin form for its configuration (stored as the step's JSON config);
+- `uses_questions`: whether the step carries questionnaire items (edited inline);
+- `template`: the participant page;
+- `context()`, `build_form()` and `submit()`: what the page shows, what it accepts and
+  what it stores. `submit()` may return a `StepOutcome` that ends the study early.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from django import forms
+
+if TYPE_CHECKING:
+    from studies.models import Step, Study
+
+
+class EmptyConfigForm(forms.Form):
+    pass
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    """How a submitted step ends the study early: the participant status to end with."""
+
+    end_status: str
+    detail: str = ""
+
+
+@dataclass
+class StepContext:
+    """What a kind sees of the participant at its step. `participant` is the model row."""
+
+    participant: Any
+    step: Step
+    study: Study
+    steps: list[Step]
+    now: Any
+    timing: Any = None  # the browser's reading-time figures, on submission
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def position(self) -> int:
+        return self.step.position
+
+
+class StepUnavailable(Exception):
+    """The step cannot be shown (e.g. every dialogue is full); ends with `end_status`."""
+
+    def __init__(self, end_status: str, message: str = "") -> None:
+        super().__init__(message or end_status)
+        self.end_status = end_status
+
+
+class StepKind:
+    key: ClassVar[str] = ""
+    label: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    template: ClassVar[str] = ""
+    config_form: ClassVar[type[forms.Form]] = EmptyConfigForm
+    uses_questions: ClassVar[bool] = False
+    # The kind stores nothing and needs no answer: a "Continue" button only.
+    passive: ClassVar[bool] = False
+
+    def clean_config(self, config: dict) -> dict:
+        """Validate a config dict through the kind's form; raise ValidationError if bad."""
+        form = self.config_form(data=config)
+        if not form.is_valid():
+            raise forms.ValidationError([f"{name}: {'; '.join(errs)}" for name, errs in form.errors.items()])
+        return form.cleaned_data
+
+    def config(self, step: Step) -> dict:
+        """The step's config with the form's initial values filled in for missing keys."""
+        defaults = {
+            name: f.initial for name, f in self.config_form.base_fields.items() if f.initial is not None
+        }
+        return {**defaults, **(step.config or {})}
+
+    def check_study(self, study: Study, step: Step, steps: list[Step]) -> list[str]:
+        """Problems with this step in the study's design (shown before going live)."""
+        return []
+
+    def context(self, ctx: StepContext) -> dict:
+        return {}
+
+    def build_form(self, ctx: StepContext, data: Any = None) -> forms.Form:
+        return forms.Form(data=data)
+
+    def submit(self, ctx: StepContext, form: forms.Form) -> StepOutcome | None:
+        return None
+
+
+_registry: dict[str, StepKind] = {}
+
+
+def register(cls: type[StepKind]) -> type[StepKind]:
+    if not cls.key or cls.key in _registry:
+        raise ValueError(f"step kind {cls.key!r} is missing a key or registered twice")
+    _registry[cls.key] = cls()
+    return cls
+
+
+def get(key: str) -> StepKind:
+    try:
+        return _registry[key]
+    except KeyError:
+        raise LookupError(f"unknown step kind {key!r}") from None
+
+
+def all_kinds() -> list[StepKind]:
+    return list(_registry.values())
+
+
+def choices() -> list[tuple[str, str]]:
+    return [(k.key, k.label) for k in _registry.values()]

@@ -1,0 +1,177 @@
+"""Study definitions: reading the step list fast, and changing it safely."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from studies import registry
+from studies.models import Question, Step, Study
+
+
+class StudyLocked(Exception):
+    """The study has had real participants: its steps can no longer change."""
+
+
+_steps_cache: dict[int, tuple[int, list[Step]]] = {}
+# Other apps copy what they attach to a study (e.g. its dialogues) when it is duplicated.
+duplicate_hooks: list = []
+
+
+def study_steps(study: Study) -> list[Step]:
+    """The study's steps in order, with their questions, cached per `steps_version`.
+
+    Every change to steps goes through this module and bumps `steps_version`; each
+    process re-reads the steps when the version it sees on the study row changes.
+    """
+    cached = _steps_cache.get(study.pk)
+    if cached and cached[0] == study.steps_version:
+        return cached[1]
+    steps = list(Step.objects.filter(study=study).prefetch_related("questions").order_by("position"))
+    _steps_cache[study.pk] = (study.steps_version, steps)
+    return steps
+
+
+def study_is_locked(study: Study) -> bool:
+    return study.locked_at is not None
+
+
+def study_lock(*, study: Study) -> None:
+    """Mark that a real participant has entered: steps are frozen from now on."""
+    if study.locked_at is None:
+        now = timezone.now()
+        Study.objects.filter(pk=study.pk, locked_at__isnull=True).update(locked_at=now)
+        study.locked_at = now
+
+
+def study_steps_changed(*, study: Study) -> None:
+    """Call inside the transaction that changed steps or questions of `study`."""
+    if study_is_locked(Study.objects.get(pk=study.pk)):
+        raise StudyLocked(
+            "Participants have already taken this study, so its steps cannot change. "
+            "Duplicate it to make a new version."
+        )
+    Study.objects.filter(pk=study.pk).update(steps_version=F("steps_version") + 1)
+
+
+def steps_renumber(*, study: Study) -> None:
+    """Close gaps so positions run 1..n in their current order (two passes keep the
+    unique (study, position) constraint satisfied at every statement; callers park
+    moved steps at 10000–29999 beforehand)."""
+    ids = list(Step.objects.filter(study=study).order_by("position", "id").values_list("id", flat=True))
+    for offset, step_id in enumerate(ids):
+        Step.objects.filter(pk=step_id).update(position=30000 + offset)
+    for offset, step_id in enumerate(ids):
+        Step.objects.filter(pk=step_id).update(position=offset + 1)
+
+
+def study_problems(study: Study) -> list[str]:
+    """What stops the study from running correctly; empty when it may go live."""
+    steps = list(Step.objects.filter(study=study).prefetch_related("questions").order_by("position"))
+    if not steps:
+        return ["The study has no steps."]
+    problems: list[str] = []
+    if [s.position for s in steps] != list(range(1, len(steps) + 1)):
+        problems.append("Step positions must run 1, 2, 3, … without gaps.")
+    keys: dict[str, int] = {}
+    for step in steps:
+        try:
+            kind = registry.get(step.kind)
+        except LookupError:
+            problems.append(f"Step {step.position}: unknown kind {step.kind!r}.")
+            continue
+        try:
+            kind.clean_config(kind.config(step))
+        except Exception as exc:  # ValidationError with a list of messages
+            problems.append(f"Step {step.position}: bad configuration: {exc}")
+        for q in step.questions.all():
+            if q.key in keys:
+                problems.append(
+                    f"Question key {q.key!r} is used in step {keys[q.key]} and step {step.position}."
+                )
+            keys[q.key] = step.position
+        problems += [f"Step {step.position}: {p}" for p in kind.check_study(study, step, steps)]
+    return problems
+
+
+def study_set_status(*, study: Study, status: str) -> None:
+    if status == Study.Status.LIVE:
+        problems = study_problems(study)
+        if problems:
+            raise ValueError("The study cannot go live: " + " ".join(problems))
+    Study.objects.filter(pk=study.pk).update(status=status, updated_at=timezone.now())
+    study.status = status
+
+
+@transaction.atomic
+def study_duplicate(*, study: Study, slug: str) -> Study:
+    """Copy a study with its steps and questions as a new draft (for a changed design)."""
+    old_steps = list(study.steps.prefetch_related("questions"))
+    copy = Study.objects.get(pk=study.pk)
+    copy.pk = None
+    copy.slug = slug
+    copy.title = study.title
+    copy.status = Study.Status.DRAFT
+    copy.locked_at = None
+    copy.steps_version = 1
+    copy.prolific_study_id = ""
+    copy.save()
+    for step in old_steps:
+        questions = list(step.questions.all())
+        step.pk = None
+        step.study = copy
+        step.save()
+        for q in questions:
+            q.pk = None
+            q.step = step
+            q.save()
+    for hook in duplicate_hooks:
+        hook(source=study, copy=copy)
+    return copy
+
+
+STUDY_FIELDS = {
+    "title",
+    "notes",
+    "status",
+    "prolific_study_id",
+    "completion_code",
+    "failed_check_code",
+    "no_consent_code",
+    "screened_out_code",
+    "estimated_minutes",
+    "time_limit_minutes",
+    "attention_failures_to_end",
+    "wpm_cap",
+    "target_per_item",
+}
+
+
+@transaction.atomic
+def study_build(*, spec: dict) -> Study:
+    """Create a study with its steps and questions from a plain description (demo content,
+    tests, scripted set-ups). Every config and question is validated like the admin does."""
+    fields = {k: v for k, v in spec.items() if k in STUDY_FIELDS}
+    study = Study(slug=spec["slug"], **fields)
+    study.full_clean()
+    study.save()
+    for position, step_spec in enumerate(spec["steps"], start=1):
+        kind = registry.get(step_spec["kind"])
+        config = kind.clean_config({**kind.config(Step(config={})), **step_spec.get("config", {})})
+        step = Step.objects.create(
+            study=study,
+            position=position,
+            kind=kind.key,
+            title=step_spec["title"],
+            config=config,
+        )
+        for q_position, q_spec in enumerate(step_spec.get("questions", []), start=1):
+            q_fields = dict(q_spec)
+            for name in ("options", "expected_answer"):
+                if isinstance(q_fields.get(name), list):
+                    q_fields[name] = "\n".join(str(v) for v in q_fields[name])
+            question = Question(step=step, position=q_position, **q_fields)
+            question.full_clean()
+            question.save()
+    return study

@@ -1,0 +1,197 @@
+"""Shared test cast: studies, participants and a walker that answers real forms."""
+
+from __future__ import annotations
+
+import secrets
+
+import pytest
+from django.db import connection
+from django.test import Client
+
+from debates.demo.mystery import CASES_FILE, MYSTERY_STUDY
+from debates.importing import cases_import
+from debates.models import Dialogue, StudyDialogue
+from studies.models import Study
+from studies.services import _steps_cache, study_build, study_set_status
+from tests.formparse import StepForm, default_answers, parse_step
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked postgres/redis are skipped unless the run is on PostgreSQL/Redis."""
+    from django.conf import settings
+
+    on_postgres = settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
+    on_redis = bool(settings.REDIS_URL)
+    for item in items:
+        if "postgres" in item.keywords and not on_postgres:
+            item.add_marker(pytest.mark.skip(reason="needs PostgreSQL (DATABASE_URL)"))
+        if "redis" in item.keywords and not on_redis:
+            item.add_marker(pytest.mark.skip(reason="needs Redis (REDIS_URL)"))
+        if "sqlite" in item.keywords and on_postgres:
+            item.add_marker(pytest.mark.skip(reason="exercises the SQLite default"))
+
+
+@pytest.fixture(autouse=True)
+def _fresh_step_cache():
+    _steps_cache.clear()
+    yield
+    _steps_cache.clear()
+
+
+def pid() -> str:
+    return secrets.token_hex(12)
+
+
+def entry_url(study: Study, prolific_pid: str | None = None) -> str:
+    return (
+        f"/s/{study.slug}/?PROLIFIC_PID={prolific_pid or pid()}"
+        f"&STUDY_ID={'a' * 24}&SESSION_ID={secrets.token_hex(12)}"
+    )
+
+
+CONSENT_STEP = {"kind": "consent", "title": "Consent", "config": {"text": "Please agree."}}
+DEBRIEF_STEP = {"kind": "debrief", "title": "Thanks", "config": {"text": "Bye."}}
+
+
+def build_study(steps: list[dict], **fields) -> Study:
+    spec = {
+        "slug": fields.pop("slug", f"study-{secrets.token_hex(4)}"),
+        "title": "A test study",
+        "completion_code": "CDONE",
+        "failed_check_code": "CFAIL",
+        "no_consent_code": "CNOCON",
+        "screened_out_code": "CSCREEN",
+        **fields,
+        "steps": steps,
+    }
+    status = spec.pop("status", "live")
+    study = study_build(spec=spec)
+    if status != "draft":
+        study_set_status(study=study, status=status)
+    return study
+
+
+@pytest.fixture
+def questionnaire_study(db) -> Study:
+    """consent → three questionnaire pages (with one attention check) → debrief."""
+    return build_study(
+        [
+            CONSENT_STEP,
+            {
+                "kind": "questionnaire",
+                "title": "Page one",
+                "questions": [
+                    {
+                        "key": "colour",
+                        "kind": "single_choice",
+                        "text": "Pick a colour",
+                        "options": ["Red", "Blue"],
+                    },
+                    {
+                        "key": "agree",
+                        "kind": "likert",
+                        "text": "I like tests",
+                        "options": ["No", "Meh", "Yes"],
+                    },
+                ],
+            },
+            {
+                "kind": "attention_check",
+                "title": "Page two",
+                "questions": [
+                    {
+                        "key": "check_1",
+                        "kind": "likert",
+                        "text": "Select 'Disagree' for this question.",
+                        "options": ["Strongly disagree", "Disagree", "Agree", "Strongly agree"],
+                        "expected_answer": ["Disagree"],
+                    }
+                ],
+            },
+            {
+                "kind": "questionnaire",
+                "title": "Page three",
+                "questions": [
+                    {"key": "age", "kind": "number", "text": "Age", "min_value": 18, "max_value": 99},
+                    {
+                        "key": "warmth",
+                        "kind": "slider",
+                        "text": "How warm?",
+                        "min_value": 0,
+                        "max_value": 100,
+                    },
+                    {"key": "why", "kind": "text", "text": "Why?", "min_length": 10},
+                ],
+            },
+            DEBRIEF_STEP,
+        ],
+        attention_failures_to_end=2,
+    )
+
+
+def load_mystery_study(**overrides) -> Study:
+    cases_import(text=CASES_FILE.read_text(encoding="utf-8"))
+    spec = {**MYSTERY_STUDY, **overrides}
+    study = study_build(spec=spec)
+    for dialogue in Dialogue.objects.all():
+        StudyDialogue.objects.create(study=study, dialogue=dialogue)
+    study_set_status(study=study, status=Study.Status.LIVE)
+    return study
+
+
+@pytest.fixture
+def mystery_study(db) -> Study:
+    return load_mystery_study()
+
+
+class Walker:
+    """A participant driving the real views with Django's test client."""
+
+    def __init__(self, study: Study, prolific_pid: str | None = None, client: Client | None = None) -> None:
+        self.study = study
+        self.pid = prolific_pid or pid()
+        self.client = client or Client()
+        self.url = ""
+        self.exit_url = ""
+
+    def enter(self):
+        response = self.client.get(entry_url(self.study, self.pid))
+        assert response.status_code == 302, response.content[:500]
+        self.url = response["Location"]
+        return response
+
+    def page(self) -> tuple[object, StepForm]:
+        response = self.client.get(self.url)
+        return response, parse_step(response.content.decode())
+
+    def submit(self, overrides: dict | None = None, form: StepForm | None = None):
+        if form is None:
+            _, form = self.page()
+        response = self.client.post(self.url, default_answers(form, overrides))
+        if response.status_code in (302, 303) and not response["Location"].startswith("/"):
+            self.exit_url = response["Location"]
+        return response
+
+    def walk(self, answers: dict[str, dict] | None = None, stop_before: str | None = None, limit: int = 30):
+        """Answer every step (overrides keyed by step title) until the study ends."""
+        answers = answers or {}
+        for _ in range(limit):
+            _, form = self.page()
+            if not form.position:
+                return
+            if stop_before and form.title == stop_before:
+                return
+            response = self.submit(answers.get(form.title), form)
+            assert response.status_code in (302, 303), (form.title, form.errors)
+            if self.exit_url:
+                return
+        raise AssertionError("the study did not end")
+
+
+@pytest.fixture
+def walker_for():
+    return Walker
+
+
+def queries_on(connection_=connection) -> int:
+    return len(connection_.queries)

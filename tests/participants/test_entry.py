@@ -1,0 +1,117 @@
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from participants.models import Participant
+from studies.models import Study
+from tests.conftest import Walker, entry_url, pid
+
+
+@pytest.mark.django_db
+class TestStudyLink:
+    def test_it_creates_a_participant_and_sends_them_to_their_step_page(self, questionnaire_study):
+        prolific_pid = pid()
+        response = Client().get(entry_url(questionnaire_study, prolific_pid))
+        participant = Participant.objects.get(prolific_pid=prolific_pid)
+        assert response.status_code == 302
+        assert response["Location"] == f"/p/{participant.token}/"
+        assert participant.status == Participant.Status.ACTIVE
+        assert participant.position == 1
+        assert participant.prolific_study_id == "a" * 24
+        assert len(participant.prolific_session_id) == 24
+
+    def test_it_resumes_the_same_participant_on_a_second_visit(self, questionnaire_study):
+        walker = Walker(questionnaire_study)
+        walker.enter()
+        walker.submit()  # consent
+        again = Client().get(entry_url(questionnaire_study, walker.pid))
+        assert again["Location"] == walker.url
+        participant = Participant.objects.get(prolific_pid=walker.pid)
+        assert participant.position == 2
+        assert participant.visits == 2
+        assert Participant.objects.filter(study=questionnaire_study).count() == 1
+
+    def test_pids_are_compared_without_regard_to_case(self, questionnaire_study):
+        prolific_pid = pid()
+        first = Client().get(entry_url(questionnaire_study, prolific_pid))
+        second = Client().get(entry_url(questionnaire_study, prolific_pid.upper()))
+        assert first["Location"] == second["Location"]
+
+    @pytest.mark.parametrize(
+        "query, message",
+        [
+            ("", "missing PROLIFIC_PID"),
+            (
+                "?PROLIFIC_PID=abc&STUDY_ID=" + "a" * 24 + "&SESSION_ID=" + "b" * 24,
+                "does not look like a Prolific id",
+            ),
+            ("?PROLIFIC_PID=" + "c" * 24 + "&SESSION_ID=" + "b" * 24, "missing STUDY_ID"),
+            ("?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID=x&SESSION_ID=y", "does not look like a Prolific id"),
+        ],
+    )
+    def test_missing_or_malformed_parameters_get_a_clear_page(self, questionnaire_study, query, message):
+        response = Client().get(f"/s/{questionnaire_study.slug}/{query}")
+        assert response.status_code == 400
+        assert message in response.content.decode()
+        assert "go back to Prolific and open the study link again" in response.content.decode()
+        assert not Participant.objects.exists()
+
+    def test_a_link_for_another_prolific_study_is_refused(self, questionnaire_study):
+        Study.objects.filter(pk=questionnaire_study.pk).update(prolific_study_id="f" * 24)
+        response = Client().get(entry_url(questionnaire_study))
+        assert response.status_code == 400
+        assert "different Prolific study" in response.content.decode()
+
+    def test_an_unknown_study_is_a_404(self, db):
+        assert Client().get(f"/s/nope/?PROLIFIC_PID={pid()}").status_code == 404
+
+    @pytest.mark.parametrize("status", ["draft", "paused", "closed"])
+    def test_a_study_that_is_not_live_accepts_nobody_new(self, questionnaire_study, status):
+        Study.objects.filter(pk=questionnaire_study.pk).update(status=status)
+        response = Client().get(entry_url(questionnaire_study))
+        assert response.status_code == 400
+        assert "not accepting participants" in response.content.decode()
+
+    def test_participants_already_in_a_paused_study_can_finish(self, questionnaire_study):
+        walker = Walker(questionnaire_study)
+        walker.enter()
+        Study.objects.filter(pk=questionnaire_study.pk).update(status="paused")
+        walker.walk()
+        assert walker.exit_url.endswith("cc=CDONE")
+
+    def test_an_unknown_token_is_a_404(self, questionnaire_study):
+        assert Client().get("/p/not-a-token/").status_code == 404
+
+    def test_tokens_are_long_and_random(self, questionnaire_study):
+        for _ in range(20):
+            Client().get(entry_url(questionnaire_study))
+        tokens = set(Participant.objects.values_list("token", flat=True))
+        assert len(tokens) == 20
+        assert all(len(t) >= 43 for t in tokens)
+
+
+@pytest.mark.django_db
+class TestPreview:
+    def test_preview_needs_a_staff_login(self, questionnaire_study):
+        response = Client().get(f"/s/{questionnaire_study.slug}/preview/")
+        assert response.status_code == 302
+        assert "/admin/login/" in response["Location"]
+        assert not Participant.objects.exists()
+
+    def test_staff_can_walk_a_draft_study_without_counting(self, questionnaire_study):
+        Study.objects.filter(pk=questionnaire_study.pk).update(status="draft")
+        staff = User.objects.create_user("exp", password="pw-123456789", is_staff=True)
+        client = Client()
+        client.force_login(staff)
+        response = client.get(f"/s/{questionnaire_study.slug}/preview/")
+        participant = Participant.objects.get()
+        assert participant.is_preview
+        walker = Walker(questionnaire_study, client=client)
+        walker.url = response["Location"]
+        walker.walk()
+        # No redirect to Prolific: the finished page shows where it would have gone.
+        page = client.get(walker.url).content.decode()
+        assert "Preview" in page and "cc=CDONE" in page
+        assert not walker.exit_url
+        questionnaire_study.refresh_from_db()
+        assert questionnaire_study.locked_at is None  # previews never freeze the design

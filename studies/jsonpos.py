@@ -123,6 +123,7 @@ class _Parser:
             self.skip_space()
             result.key_lines[key] = self.line_at(key_offset)
             result[key] = self.value()
+            value_end = self.i
             self.skip_space()
             if self.text.startswith(",", self.i):
                 self.i += 1
@@ -131,7 +132,8 @@ class _Parser:
                 self.i += 1
                 self.depth -= 1
                 return result
-            raise self.fail("expected ',' or '}' (is a comma missing?)")
+            # Report where the comma is missing: the end of the previous value.
+            raise self.fail("expected ',' or '}' (is a comma missing?)", value_end)
 
     def array(self) -> PosList:
         self.enter()
@@ -147,6 +149,7 @@ class _Parser:
             self.skip_space()
             result.item_lines.append(self.line_at(self.i))
             result.append(self.value())
+            value_end = self.i
             self.skip_space()
             if self.text.startswith(",", self.i):
                 self.i += 1
@@ -155,7 +158,7 @@ class _Parser:
                 self.i += 1
                 self.depth -= 1
                 return result
-            raise self.fail("expected ',' or ']' (is a comma missing?)")
+            raise self.fail("expected ',' or ']' (is a comma missing?)", value_end)
 
     def string(self) -> str:
         start = self.i

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import secrets
+from datetime import timedelta
 
 import pytest
 from django.db import connection
 from django.test import Client
+from django.utils import timezone
 
 from debates.demo.mystery import CASES_FILE, MYSTERY_STUDY
 from debates.importing import cases_import
@@ -147,8 +149,15 @@ def mystery_study(db) -> Study:
 class Walker:
     """A participant driving the real views with Django's test client."""
 
-    def __init__(self, study: Study, prolific_pid: str | None = None, client: Client | None = None) -> None:
+    def __init__(
+        self,
+        study: Study,
+        prolific_pid: str | None = None,
+        client: Client | None = None,
+        read_seconds: int = 240,
+    ) -> None:
         self.study = study
+        self.read_seconds = read_seconds
         self.pid = prolific_pid or pid()
         self.client = client or Client()
         self.url = ""
@@ -167,6 +176,14 @@ class Walker:
     def submit(self, overrides: dict | None = None, form: StepForm | None = None):
         if form is None:
             _, form = self.page()
+        if form.kind == "dialogue" and self.read_seconds:
+            # Read at a human pace: the server clock started read_seconds ago.
+            from participants.models import Participant
+
+            Participant.objects.filter(prolific_pid=self.pid, study=self.study).update(
+                shown_at=timezone.now() - timedelta(seconds=self.read_seconds)
+            )
+            overrides = {"_active_ms": str(self.read_seconds * 900), **(overrides or {})}
         response = self.client.post(self.url, default_answers(form, overrides))
         if response.status_code in (302, 303) and not response["Location"].startswith("/"):
             self.exit_url = response["Location"]
@@ -195,3 +212,16 @@ def walker_for():
 
 def queries_on(connection_=connection) -> int:
     return len(connection_.queries)
+
+
+def streamed_body(response) -> str:
+    """The body of a streamed response, whether its iterator is sync or async."""
+    from asgiref.sync import async_to_sync
+
+    if response.is_async:
+
+        async def collect():
+            return b"".join([chunk async for chunk in response.streaming_content])
+
+        return async_to_sync(collect)().decode()
+    return b"".join(response.streaming_content).decode()

@@ -9,6 +9,7 @@ from html.parser import HTMLParser
 @dataclass
 class StepForm:
     title: str = ""
+    kind: str = ""
     position: str = ""
     hidden: dict[str, str] = field(default_factory=dict)
     radios: dict[str, list[str]] = field(default_factory=dict)
@@ -44,6 +45,7 @@ class _Parser(HTMLParser):
             self.pending_min[a["data-for"]] = int(a.get("data-min") or 0)
         if tag == "form" and "step-form" in classes:
             self.in_form = True
+            self.form.kind = a.get("data-step-kind", "")
         if not self.in_form:
             return
         name = a.get("name")

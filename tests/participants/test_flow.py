@@ -2,7 +2,7 @@ import pytest
 from django.test import Client
 
 from participants.models import Exclusion, Participant, Response, StepVisit
-from tests.conftest import Walker, build_study, CONSENT_STEP, DEBRIEF_STEP
+from tests.conftest import CONSENT_STEP, DEBRIEF_STEP, Walker, build_study
 from tests.formparse import default_answers
 
 

@@ -1,0 +1,108 @@
+import csv
+import io
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.test import Client
+
+from analysis.exports import TABLES
+from debates.models import DialogueAssignment
+from participants.services import participant_preview
+from tests.conftest import Walker, streamed_body
+
+
+@pytest.fixture
+def experimenter(db) -> Client:
+    client = Client()
+    client.force_login(User.objects.create_superuser("analyst", "a@example.org", "a-long-password-1"))
+    return client
+
+
+def fetch(client: Client, study, table: str) -> list[dict]:
+    response = client.get(f"/admin/studies/study/{study.pk}/export/{table}.csv")
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/csv")
+    assert response.streaming
+    return list(csv.DictReader(io.StringIO(streamed_body(response))))
+
+
+def finish(study, answers=None) -> Walker:
+    w = Walker(study)
+    w.enter()
+    w.walk(answers=answers or {})
+    return w
+
+
+@pytest.mark.django_db
+class TestExports:
+    def test_the_judgement_row_carries_design_choice_and_detection(self, experimenter, mystery_study):
+        w = Walker(mystery_study)
+        w.enter()
+        w.walk(stop_before="Your judgement")
+        a = DialogueAssignment.objects.select_related("dialogue").get()
+        d = a.dialogue
+        w.walk(
+            answers={
+                "Your judgement": {
+                    "side": "B",
+                    "confidence": "64",
+                    "reasoning": "Side B, because of the ledger.",
+                },
+                "About the debate": {"present": "yes", "side": "A", "bias_type": "verbosity"},
+                "One more question about the debate": {"answer": d.suspect_for("A")},
+            }
+        )
+        (row,) = fetch(experimenter, mystery_study, "judgements")
+        assert row["prolific_pid"] == w.pid
+        assert row["dialogue"] == d.slug and row["condition"] == d.condition
+        assert row["chosen_side"] == "B" and row["chose_a"] == "0"
+        assert row["correct"] == ("1" if d.culprit_side == "B" else "0")
+        assert row["confidence"] == "64"
+        assert row["signed_active_side"] == str(d.signed_active_side)
+        assert row["bias_present"] == "yes" and row["bias_type"] == "verbosity"
+        assert row["bias_presence_correct"] == ("1" if d.active_side_letter else "0")
+        assert row["recall_passed"] == "1"
+        assert row["participant_status"] == "completed"
+
+    def test_participants_and_responses_tables(self, experimenter, questionnaire_study):
+        w = finish(questionnaire_study, {"Page two": {"check_1": "Agree"}})
+        (p,) = fetch(experimenter, questionnaire_study, "participants")
+        assert p["status"] == "completed" and p["excluded"] == "1" and p["exclusion_reasons"] == "attention"
+        assert float(p["duration_s"]) >= 0
+        responses = fetch(experimenter, questionnaire_study, "responses")
+        keys = [r["key"] for r in responses]
+        assert keys == ["consent", "colour", "agree", "check_1", "age", "warmth", "why"]
+        check = next(r for r in responses if r["key"] == "check_1")
+        assert (check["is_check"], check["passed"], check["value"]) == ("1", "0", "Agree")
+        steps = fetch(experimenter, questionnaire_study, "step_times")
+        assert [s["position"] for s in steps] == ["1", "2", "3", "4", "5"]
+        assert all(s["participant_id"] == p["participant_id"] for s in steps)
+        assert w.exit_url.endswith("CDONE")
+
+    def test_previews_are_never_exported(self, experimenter, questionnaire_study):
+        participant_preview(study=questionnaire_study)
+        assert fetch(experimenter, questionnaire_study, "participants") == []
+
+    def test_formula_like_text_is_neutralised_for_spreadsheets(self, experimenter, questionnaire_study):
+        finish(
+            questionnaire_study,
+            {"Page three": {"why": '=HYPERLINK("http://x")'}, "Page two": {"check_1": "Disagree"}},
+        )
+        why = next(r for r in fetch(experimenter, questionnaire_study, "responses") if r["key"] == "why")
+        assert why["value"] == '\'=HYPERLINK("http://x")'
+
+    def test_the_codebook_describes_every_column(self, experimenter, questionnaire_study):
+        response = experimenter.get("/admin/studies/study/export/codebook.csv")
+        rows = list(csv.DictReader(io.StringIO(streamed_body(response))))
+        described = {(r["table"], r["column"]) for r in rows if r["column"]}
+        expected = {(t.name, c.name) for t in TABLES.values() for c in t.columns}
+        assert described == expected
+        assert all(r["description"] for r in rows)
+
+    def test_the_command_writes_the_same_csv(self, questionnaire_study, tmp_path):
+        finish(questionnaire_study, {"Page two": {"check_1": "Disagree"}})
+        out = tmp_path / "participants.csv"
+        call_command("export_csv", "participants", "--study", questionnaire_study.slug, "--out", str(out))
+        rows = list(csv.DictReader(out.open()))
+        assert len(rows) == 1 and rows[0]["status"] == "completed"

@@ -27,7 +27,7 @@ demo: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_demo --admin --base-url http://$(HOST):$(PORT)
 	@echo "\nStarting the ASGI server on http://$(HOST):$(PORT)/ (Ctrl-C stops it)"
-	$(BIN)/uvicorn config.asgi:application --host $(HOST) --port $(PORT) --no-access-log
+	$(BIN)/uvicorn config.asgi:application --host $(HOST) --port $(PORT) --no-access-log --lifespan off
 
 test: install-dev
 	bash scripts/test.sh

@@ -167,6 +167,11 @@ class StudyAdmin(admin.ModelAdmin):
             steps_renumber(study=study)
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
+        study = self.get_object(request, object_id)
+        if study is not None:
+            links = [("Preview", reverse("preview", args=[study.slug]))]
+            links += [item for factory in study_links for item in factory(study)]
+            extra_context = {**(extra_context or {}), "rostrum_links": links}
         try:
             return super().change_view(request, object_id, form_url, extra_context)
         except StudyLocked as locked:
@@ -270,19 +275,33 @@ def step_form_for(kind: registry.StepKind | None) -> type[forms.ModelForm]:
     return StepForm
 
 
+FROZEN_FIELDS = ["study", "position", "kind", "title", "configuration"]
+
+
 @admin.register(Step)
 class StepAdmin(admin.ModelAdmin):
     list_display = ["__str__", "study", "kind"]
     list_filter = ["study", "kind"]
     ordering = ["study", "position"]
 
+    def _frozen(self, request, obj) -> bool:
+        return obj is not None and not self.has_change_permission(request, obj)
+
     def get_form(self, request, obj=None, change=False, **kwargs):
+        if self._frozen(request, obj):
+            kwargs["fields"] = []  # shown read-only, see get_fieldsets
+            return super().get_form(request, obj, change, **kwargs)
         kind = registry.get(obj.kind) if obj else None
         kwargs["form"] = step_form_for(kind)
         kwargs["fields"] = None
         return super().get_form(request, obj, change, **kwargs)
 
+    def get_readonly_fields(self, request, obj=None):
+        return FROZEN_FIELDS if self._frozen(request, obj) else []
+
     def get_fieldsets(self, request, obj=None):
+        if self._frozen(request, obj):
+            return [(None, {"fields": FROZEN_FIELDS})]
         form = self.get_form(request, obj)(instance=obj)
         base = ["study", "position", "kind", "title"]
         config = [name for name in form.fields if name.startswith("config_")]
@@ -293,6 +312,15 @@ class StepAdmin(admin.ModelAdmin):
         else:
             sets.append((None, {"fields": [], "description": "Choose the kind, save, then configure it."}))
         return sets
+
+    @admin.display(description="Configuration")
+    def configuration(self, step: Step) -> str:
+        kind = registry.get(step.kind)
+        rows = [(name, value) for name, value in kind.config(step).items()]
+        return format_html(
+            "<p>Participants have taken this study, so its steps are frozen.</p><dl>{}</dl>",
+            format_html_join("", "<dt><strong>{}</strong></dt><dd>{}</dd>", rows),
+        )
 
     def get_inlines(self, request, obj):
         if obj is not None and registry.get(obj.kind).uses_questions:

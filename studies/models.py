@@ -19,7 +19,7 @@ class Study(models.Model):
         PAUSED = "paused", "Paused (participants in progress may finish)"
         CLOSED = "closed", "Closed"
 
-    slug = models.SlugField(unique=True, help_text="Part of the study link: /s/<slug>/")
+    slug = models.SlugField(unique=True, help_text="Part of the study link: /s/SLUG/")
     title = models.CharField(max_length=200, help_text="Shown to participants.")
     notes = models.TextField(blank=True, help_text="Internal notes, never shown.")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)

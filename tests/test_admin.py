@@ -86,6 +86,9 @@ class TestStepConfiguration:
         assert response.status_code == 403
         consent.refresh_from_db()
         assert consent.title == "Consent"
+        frozen = experimenter.get(f"/admin/studies/step/{consent.pk}/change/").content.decode()
+        assert "steps are frozen" in frozen and "Please agree." in frozen
+        assert 'name="config_text"' not in frozen
         page = experimenter.get(f"/admin/studies/study/{questionnaire_study.pk}/change/").content.decode()
         assert 'name="steps-0-title"' not in page  # the steps inline is read-only
 
@@ -269,3 +272,24 @@ class TestQuestionValidation:
         with pytest.raises(ValidationError) as info:
             q.full_clean()
         assert "Not an option: Maybe" in str(info.value)
+
+
+@pytest.mark.django_db
+def test_every_admin_page_renders_for_a_running_study(experimenter, mystery_study):
+    """Changelists and change pages of every registered model, with real data in them."""
+    from django.contrib import admin as django_admin
+    from django.urls import reverse
+
+    w = Walker(mystery_study)
+    w.enter()
+    w.walk()
+    for model in django_admin.site._registry:
+        meta = model._meta
+        changelist = reverse(f"admin:{meta.app_label}_{meta.model_name}_changelist")
+        assert experimenter.get(changelist).status_code == 200, changelist
+        for obj in model.objects.all()[:3]:
+            url = reverse(f"admin:{meta.app_label}_{meta.model_name}_change", args=[obj.pk])
+            assert experimenter.get(url).status_code == 200, url
+    for step in Step.objects.filter(study=mystery_study):
+        assert experimenter.get(f"/admin/studies/step/{step.pk}/change/").status_code == 200
+    assert experimenter.get(f"/admin/studies/study/{mystery_study.pk}/export/").status_code == 200

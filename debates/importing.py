@@ -137,7 +137,9 @@ def _check_cases(check: _Checker, raw: PosList) -> list[dict]:
             check.add(raw.item_line(i), path, "must be an object")
             continue
         before = len(check.problems)
-        check.unknown_keys(obj, {"slug", "title", "story", "suspects", "culprit", "rival", "evidence"}, path)
+        check.unknown_keys(
+            obj, {"slug", "title", "story", "suspects", "culprit", "rival", "evidence", "recall"}, path
+        )
         case = {
             "slug": check.slug(obj, "slug", path),
             "title": check.text(obj, "title", path, max_len=200),
@@ -146,6 +148,7 @@ def _check_cases(check: _Checker, raw: PosList) -> list[dict]:
             "rival": check.text(obj, "rival", path, max_len=120),
             "suspects": _check_suspects(check, obj, path),
             "evidence": _check_evidence(check, obj, path),
+            "recall": _check_recall(check, obj, path),
             "_line": obj.line,
         }
         if case["slug"] in seen:
@@ -202,6 +205,26 @@ def _check_evidence(check: _Checker, obj: PosDict, path: str) -> list[dict]:
         numbers.add(number)
         units.append({"number": number, "text": text})
     return units
+
+
+def _check_recall(check: _Checker, obj: PosDict, path: str) -> dict:
+    raw = check.get(obj, "recall", path, dict, required=False)
+    if raw is None:
+        return {}
+    rpath = f"{path}.recall"
+    check.unknown_keys(raw, {"question", "options", "answer"}, rpath)
+    question = check.text(raw, "question", rpath, max_len=300)
+    options = check.get(raw, "options", rpath, list)
+    answer = check.text(raw, "answer", rpath, max_len=200)
+    if options is None:
+        return {}
+    if not 2 <= len(options) <= 8 or not all(isinstance(o, str) and o.strip() for o in options):
+        check.add(raw.key_line("options"), f"{rpath}.options", "give 2 to 8 non-empty strings")
+    elif len(set(options)) != len(options):
+        check.add(raw.key_line("options"), f"{rpath}.options", "options must differ from each other")
+    elif answer is not None and answer not in options:
+        check.add(raw.key_line("answer"), f"{rpath}.answer", "must be one of the options, exactly")
+    return {"question": question, "options": options, "answer": answer}
 
 
 def _existing_cases(raw_dialogues: PosList, cases: list[dict]) -> dict:
@@ -322,7 +345,7 @@ def cases_import(*, text: str) -> ImportSummary:
     cases, dialogues = cases_parse(text)
     summary = ImportSummary()
     for c in cases:
-        fields = {k: c[k] for k in ("title", "story", "suspects", "culprit", "rival", "evidence")}
+        fields = {k: c[k] for k in ("title", "story", "suspects", "culprit", "rival", "evidence", "recall")}
         _, created = Case.objects.update_or_create(slug=c["slug"], defaults=fields)
         summary.cases_created += created
         summary.cases_updated += not created

@@ -22,6 +22,9 @@ class Case(models.Model):
     culprit = models.CharField(max_length=120)
     rival = models.CharField(max_length=120)
     evidence = models.JSONField(default=list, help_text='[{"number": 1, "text": …}, …]')
+    recall = models.JSONField(
+        default=dict, blank=True, help_text='Optional recall question: {"question", "options", "answer"}.'
+    )
     imported_at = models.DateTimeField(auto_now=True)
 
     class Meta:

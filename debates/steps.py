@@ -9,7 +9,7 @@ from django import forms
 
 from debates import services
 from debates.models import Dialogue, StudyDialogue
-from participants.forms import TEXT_MAX
+from participants.forms import TEXT_MAX, SliderField
 from participants.services import Answer, responses_record
 from studies.registry import StepContext, StepKind, StepOutcome, register
 
@@ -62,7 +62,9 @@ class StoryConfig(forms.Form):
         initial="Read the mystery below carefully. You will then read a debate about who is responsible.",
     )
     show_suspects = forms.BooleanField(required=False, initial=True)
-    show_evidence = forms.BooleanField(required=False, initial=False)
+    show_evidence = forms.BooleanField(
+        required=False, initial=True, help_text="List the numbered evidence units the debaters cite as [E1]."
+    )
     button_label = forms.CharField(max_length=100, initial="I have read the story")
 
 
@@ -85,6 +87,9 @@ class DialogueConfig(forms.Form):
     )
     show_story = forms.BooleanField(
         required=False, initial=True, help_text="Offer the story again, folded, above the debate."
+    )
+    show_evidence = forms.BooleanField(
+        required=False, initial=True, help_text="Offer the numbered evidence list, folded, above the debate."
     )
     button_label = forms.CharField(max_length=100, initial="I have read the debate")
 
@@ -131,12 +136,7 @@ class JudgementForm(forms.Form):
         self.fields["side"] = forms.ChoiceField(
             label=config["question"], choices=choices, widget=forms.RadioSelect
         )
-        confidence = forms.IntegerField(
-            label=config["confidence_label"],
-            min_value=0,
-            max_value=100,
-            widget=forms.NumberInput(attrs={"type": "range", "min": 0, "max": 100, "step": 1}),
-        )
+        confidence = SliderField(label=config["confidence_label"], min_value=0, max_value=100)
         confidence.end_labels = [config["confidence_low"], config["confidence_high"]]
         self.fields["confidence"] = confidence
         self.fields["reasoning"] = forms.CharField(
@@ -208,6 +208,7 @@ class BiasDetectionForm(forms.Form):
         self.fields["bias_type"] = forms.ChoiceField(
             label=config["type_question"], choices=BIAS_CHOICES, widget=forms.RadioSelect, required=False
         )
+        self.fields["side"].show_if = self.fields["bias_type"].show_if = "present=yes"
 
     def clean(self):
         data = super().clean()
@@ -252,10 +253,15 @@ class BiasDetectionKind(DialogueBoundKind):
 
 
 class RecallConfig(forms.Form):
+    use_case_question = forms.BooleanField(
+        required=False,
+        initial=True,
+        help_text="Ask the case's own recall question when it has one (see the import format).",
+    )
     about_side = forms.ChoiceField(
         choices=[("A", "Side A"), ("B", "Side B")],
         initial="A",
-        help_text="The question asks whom this side argued was responsible.",
+        help_text="Otherwise the question asks whom this side argued was responsible.",
     )
     question = forms.CharField(
         max_length=300,
@@ -270,27 +276,36 @@ class RecallCheckKind(DialogueBoundKind):
     key = "recall_check"
     label = "Recall check"
     description = (
-        "Whom did a side argue was responsible? Options are the case's suspects; a wrong "
-        "answer excludes the participant from analysis (they continue)."
+        "A question about the dialogue: the case's own recall question, or whom a side argued "
+        "was responsible. A wrong answer excludes the participant from analysis (they continue)."
     )
     template = "participants/steps/questionnaire.html"
     config_form = RecallConfig
 
-    def build_form(self, ctx: StepContext, data=None) -> forms.Form:
+    def question(self, ctx: StepContext) -> tuple[str, list[str], str]:
+        """(question, options in this participant's order, expected answer)."""
         config = self.config(ctx.step)
-        names = list(self.assignment(ctx).dialogue.case.suspect_names)
-        random.Random(ctx.participant.pk).shuffle(names)  # stable for this participant
+        dialogue = self.assignment(ctx).dialogue
+        recall = dialogue.case.recall
+        if config["use_case_question"] and recall:
+            text, options, expected = recall["question"], list(recall["options"]), recall["answer"]
+        else:
+            side = config["about_side"]
+            text = config["question"].replace("{side}", side)
+            options, expected = list(dialogue.case.suspect_names), dialogue.suspect_for(side)
+        random.Random(ctx.participant.pk).shuffle(options)  # stable for this participant
+        return text, options, expected
+
+    def build_form(self, ctx: StepContext, data=None) -> forms.Form:
+        text, options, _ = self.question(ctx)
         form = forms.Form(data=data)
         form.fields["answer"] = forms.ChoiceField(
-            label=config["question"].replace("{side}", config["about_side"]),
-            choices=[(n, n) for n in names],
-            widget=forms.RadioSelect,
+            label=text, choices=[(o, o) for o in options], widget=forms.RadioSelect
         )
         return form
 
     def submit(self, ctx: StepContext, form: forms.Form) -> StepOutcome | None:
-        side = self.config(ctx.step)["about_side"]
-        expected = self.assignment(ctx).dialogue.suspect_for(side)
+        _, _, expected = self.question(ctx)
         answer = form.cleaned_data["answer"]
         passed = answer == expected
         responses_record(ctx=ctx, answers=[Answer(key="recall", value=answer, is_check=True, passed=passed)])

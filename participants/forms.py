@@ -11,6 +11,29 @@ Kind = Question.Kind
 TEXT_MAX = 5000
 
 
+class SliderInput(forms.NumberInput):
+    """A range input that counts as answered only once the participant has moved it:
+    an untouched slider would otherwise submit its starting point as an answer."""
+
+    input_type = "range"
+    template_name = "participants/widgets/slider.html"
+
+    def value_from_datadict(self, data, files, name):
+        if data.get(f"{name}__touched") != "1":
+            return None
+        return super().value_from_datadict(data, files, name)
+
+
+class SliderField(forms.IntegerField):
+    default_error_messages = {
+        "required": "Please move the slider to give your answer (you may move it back to where it started)."
+    }
+
+    def __init__(self, *, min_value: int = 0, max_value: int = 100, **kwargs) -> None:
+        kwargs.setdefault("widget", SliderInput(attrs={"min": min_value, "max": max_value, "step": 1}))
+        super().__init__(min_value=min_value, max_value=max_value, **kwargs)
+
+
 def question_field(q: Question) -> forms.Field:
     field = _base_field(q)
     field.layout = "likert" if q.kind == Kind.LIKERT and len(q.option_list) <= 7 else ""
@@ -25,12 +48,7 @@ def _base_field(q: Question) -> forms.Field:
     if q.kind == Kind.SLIDER:
         low = 0 if q.min_value is None else q.min_value
         high = 100 if q.max_value is None else q.max_value
-        return forms.IntegerField(
-            min_value=low,
-            max_value=high,
-            widget=forms.NumberInput(attrs={"type": "range", "min": low, "max": high, "step": 1}),
-            **common,
-        )
+        return SliderField(min_value=low, max_value=high, **common)
     if q.kind == Kind.NUMBER:
         return forms.IntegerField(
             min_value=q.min_value,

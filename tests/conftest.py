@@ -184,10 +184,18 @@ class Walker:
                 shown_at=timezone.now() - timedelta(seconds=self.read_seconds)
             )
             overrides = {"_active_ms": str(self.read_seconds * 900), **(overrides or {})}
+        if form.kind == "recall_check" and "answer" not in (overrides or {}):
+            overrides = {"answer": self.recall_answer(), **(overrides or {})}  # an attentive reader
         response = self.client.post(self.url, default_answers(form, overrides))
         if response.status_code in (302, 303) and not response["Location"].startswith("/"):
             self.exit_url = response["Location"]
         return response
+
+    def recall_answer(self) -> str:
+        from debates.models import DialogueAssignment
+
+        dialogue = DialogueAssignment.objects.get(participant__prolific_pid=self.pid).dialogue
+        return dialogue.case.recall.get("answer") or dialogue.suspect_for("A")
 
     def walk(self, answers: dict[str, dict] | None = None, stop_before: str | None = None, limit: int = 30):
         """Answer every step (overrides keyed by step title) until the study ends."""

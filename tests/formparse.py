@@ -103,6 +103,7 @@ def default_answers(form: StepForm, overrides: dict | None = None) -> dict[str, 
         data[name] = options[0]
     for name, (low, high) in form.ranges.items():
         data[name] = str((low + high) // 2)
+        data[f"{name}__touched"] = "1"  # as the page's script marks a slider the participant moved
     for name, (low, high) in form.numbers.items():
         data[name] = str(max(low or 0, min(high or 40, 40)))
     for name, minimum in form.texts.items():

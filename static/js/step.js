@@ -78,10 +78,48 @@
   function setUpSliders() {
     Array.prototype.forEach.call(document.querySelectorAll('input[type="range"]'), function (input) {
       var output = document.querySelector('output[for="' + input.id + '"]');
-      var show = function () { if (output) output.textContent = input.value; };
-      input.addEventListener("input", show);
+      var touched = input.form && input.form.elements[input.name + "__touched"];
+      var show = function () {
+        if (!output) return;
+        var untouched = input.hasAttribute("data-untouched");
+        output.textContent = untouched ? "Move the slider to answer" : input.value;
+        output.classList.toggle("untouched", untouched);
+      };
+      var touch = function () {
+        input.removeAttribute("data-untouched");
+        if (touched) touched.value = "1";
+        show();
+      };
+      input.addEventListener("input", touch);
+      input.addEventListener("change", touch);
+      input.addEventListener("pointerdown", touch);
+      input.addEventListener("keydown", function (event) {
+        if (/^(Arrow|Page|Home|End)/.test(event.key)) touch();
+      });
       show();
     });
+  }
+
+  // Questions that only apply after a particular answer ("If yes: which side?").
+  function setUpConditionalFields() {
+    Array.prototype.forEach.call(document.querySelectorAll("[data-show-if]"), function (block) {
+      var parts = block.getAttribute("data-show-if").split("=");
+      var form = block.closest("form");
+      if (!form || parts.length !== 2) return;
+      var update = function () {
+        var chosen = form.querySelector('input[name="' + parts[0] + '"]:checked');
+        block.hidden = !(chosen && chosen.value === parts[1]);
+      };
+      form.addEventListener("change", update);
+      update();
+    });
+  }
+
+  // Drop ?moved=1 once its notice has been shown, so a refresh does not repeat it.
+  function forgetMovedNotice() {
+    if (window.location.search.indexOf("moved=1") !== -1 && window.history.replaceState) {
+      window.history.replaceState(null, "", window.location.pathname);
+    }
   }
 
   function setUpCounters() {
@@ -113,6 +151,8 @@
     var form = document.querySelector("form.step-form[data-timing-key]");
     if (form) setUpForm(form);
     setUpSliders();
+    setUpConditionalFields();
+    forgetMovedNotice();
     setUpCounters();
     setUpProgress();
     focusErrors();

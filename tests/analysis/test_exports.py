@@ -50,7 +50,7 @@ class TestExports:
                     "reasoning": "Side B, because of the ledger.",
                 },
                 "About the debate": {"present": "yes", "side": "A", "bias_type": "verbosity"},
-                "One more question about the debate": {"answer": d.suspect_for("A")},
+                "One more question about the debate": {"answer": d.case.recall["answer"]},
             }
         )
         (row,) = fetch(experimenter, mystery_study, "judgements")

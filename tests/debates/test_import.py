@@ -107,6 +107,18 @@ class TestImport:
         problems = problems_of(document(dialogues=[dialogue(**overrides)]))
         assert any(message in p for p in problems), problems
 
+    def test_a_case_recall_question_is_checked(self):
+        bad = case(recall={"question": "Where?", "options": ["Here", "There"], "answer": "Nowhere"})
+        problems = problems_of(document([bad]))
+        assert any("cases[0].recall.answer: must be one of the options" in p for p in problems), problems
+        good = case(recall={"question": "Where?", "options": ["Here", "There"], "answer": "There"})
+        cases_import(text=document([good]))
+        assert Case.objects.get().recall == {
+            "question": "Where?",
+            "options": ["Here", "There"],
+            "answer": "There",
+        }
+
     def test_duplicate_slugs_and_suspects_are_reported(self):
         problems = problems_of(
             document(

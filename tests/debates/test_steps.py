@@ -123,23 +123,35 @@ class TestJudgementAndChecks:
         report = BiasReport.objects.get(participant__prolific_pid=w.pid)
         assert (report.present, report.side, report.bias_type) == ("no", "", "")
 
+    def test_the_recall_check_asks_the_cases_own_question(self, mystery_study):
+        w, a = self.walk_to(mystery_study, "One more question about the debate")
+        recall = a.dialogue.case.recall
+        html, form = w.page()
+        assert recall["question"] in html.content.decode()
+        assert sorted(form.radios["answer"]) == sorted(recall["options"])
+        w.submit({"answer": recall["answer"]}, form)
+        assert Response.objects.get(participant__prolific_pid=w.pid, key="recall").passed is True
+        assert not Exclusion.objects.exists()
+
     def test_a_wrong_recall_answer_excludes_the_participant(self, mystery_study):
         w, a = self.walk_to(mystery_study, "One more question about the debate")
-        _, form = w.page()
-        expected = a.dialogue.suspect_for("A")
-        assert set(form.radios["answer"]) == set(a.dialogue.case.suspect_names)
-        wrong = next(name for name in form.radios["answer"] if name != expected)
-        w.submit({"answer": wrong}, form)
+        recall = a.dialogue.case.recall
+        wrong = next(o for o in recall["options"] if o != recall["answer"])
+        w.submit({"answer": wrong})
         p = Participant.objects.get(prolific_pid=w.pid)
         assert Exclusion.objects.get(participant=p).reason == Exclusion.Reason.RECALL
         assert Response.objects.get(participant=p, key="recall").passed is False
         assert p.status == Participant.Status.ACTIVE
 
-    def test_a_right_recall_answer_passes(self, mystery_study):
+    def test_without_a_case_question_it_asks_whom_side_a_blamed(self, mystery_study):
+        from debates.models import Case
+
+        Case.objects.update(recall={})
         w, a = self.walk_to(mystery_study, "One more question about the debate")
-        w.submit({"answer": a.dialogue.suspect_for("A")})
+        _, form = w.page()
+        assert set(form.radios["answer"]) == set(a.dialogue.case.suspect_names)
+        w.submit({"answer": a.dialogue.suspect_for("A")}, form)
         assert Response.objects.get(participant__prolific_pid=w.pid, key="recall").passed is True
-        assert not Exclusion.objects.exists()
 
     def test_the_whole_demo_study_completes(self, mystery_study):
         w, a = self.walk_to(mystery_study, None)

@@ -93,6 +93,16 @@ class TestSteps:
         assert response.status_code == 200
         assert "at least 10 characters" in response.content.decode()
 
+    def test_an_untouched_slider_is_not_an_answer(self, walker):
+        walker.walk(stop_before="Page three", answers={"Page two": {"check_1": "Disagree"}})
+        _, form = walker.page()
+        data = default_answers(form)
+        del data["warmth__touched"]  # the participant never moved it: only the start value is sent
+        response = walker.client.post(walker.url, data)
+        assert response.status_code == 200
+        assert "Please move the slider" in response.content.decode()
+        assert participant(walker).position == 4
+
     def test_numbers_out_of_range_are_refused(self, walker):
         walker.walk(stop_before="Page three", answers={"Page two": {"check_1": "Disagree"}})
         _, form = walker.page()

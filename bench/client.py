@@ -1,0 +1,321 @@
+"""The load client: N participants at once, each on its own HTTP/1.1 keep-alive connection.
+
+Run by bench/arrivals.py as a separate process. It prints READY, waits for GO on stdin (so
+the caller can read the CPU counters right before the load), runs every participant to the
+end, and prints one JSON line with the figures.
+
+A deliberately small client on raw asyncio streams (under uvloop when available): it shares
+the machine's cores with the server, so it must stay cheap.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import resource
+import secrets
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlencode, urlsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.formparse import default_answers, parse_step  # noqa: E402
+
+MAX_STEPS = 30
+ERROR_SAMPLES = 12
+
+
+class HTTPError(Exception):
+    pass
+
+
+class Response:
+    __slots__ = ("status", "headers", "body")
+
+    def __init__(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
+        self.status = status
+        self.headers = headers
+        self.body = body
+
+    def header(self, name: str) -> str:
+        for key, value in self.headers:
+            if key == name:
+                return value
+        return ""
+
+
+class Connection:
+    """One keep-alive HTTP/1.1 connection with a cookie jar (the participant's browser)."""
+
+    def __init__(self, host: str, port: int, latencies: list[float], kind_latencies: dict) -> None:
+        self.host, self.port = host, port
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+        self.cookies: dict[str, str] = {}
+        self.latencies = latencies
+        self.kind_latencies = kind_latencies
+        self.requests = 0
+        self.reconnects = 0
+
+    async def open(self) -> None:
+        self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+
+    async def request(self, method: str, target: str, kind: str, form: dict | None = None) -> Response:
+        body = urlencode(form).encode() if form is not None else b""
+        lines = [
+            f"{method} {target} HTTP/1.1",
+            f"Host: {self.host}:{self.port}",
+            "User-Agent: rostrum-bench/1",
+            "Accept: text/html",
+        ]
+        if self.cookies:
+            lines.append("Cookie: " + "; ".join(f"{k}={v}" for k, v in self.cookies.items()))
+        if method == "POST":
+            lines += [
+                f"Origin: http://{self.host}:{self.port}",
+                "Content-Type: application/x-www-form-urlencoded",
+                f"Content-Length: {len(body)}",
+            ]
+        raw = ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+        for attempt in (1, 2):
+            if self.writer is None:
+                await self.open()
+            started = time.perf_counter()
+            try:
+                self.writer.write(raw)
+                response = await self._read_response(method)
+            except (ConnectionResetError, BrokenPipeError, _IdleClosed):
+                # The server closed the idle keep-alive connection before reading the request
+                # (uvicorn's keep-alive timeout): reconnect and send it again, once.
+                self.close()
+                if attempt == 2:
+                    raise
+                self.reconnects += 1
+                continue
+            elapsed = time.perf_counter() - started
+            self.latencies.append(elapsed)
+            self.kind_latencies.setdefault(kind, []).append(elapsed)
+            self.requests += 1
+            if response.header("connection").lower() == "close":
+                self.close()
+            for key, value in response.headers:
+                if key == "set-cookie":
+                    pair = value.split(";", 1)[0]
+                    name, _, cookie = pair.partition("=")
+                    self.cookies[name.strip()] = cookie.strip()
+            return response
+        raise AssertionError("unreachable")
+
+    async def _read_response(self, method: str) -> Response:
+        reader = self.reader
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+        except asyncio.IncompleteReadError as exc:
+            if not exc.partial:
+                raise _IdleClosed() from None
+            raise HTTPError("connection closed in the response head") from None
+        lines = head.decode("latin-1").split("\r\n")
+        status = int(lines[0].split(" ", 2)[1])
+        headers = []
+        for line in lines[1:]:
+            if line:
+                key, _, value = line.partition(":")
+                headers.append((key.strip().lower(), value.strip()))
+        response = Response(status, headers, b"")
+        length = response.header("content-length")
+        if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
+            return response
+        if length:
+            response.body = await reader.readexactly(int(length))
+        elif response.header("transfer-encoding").lower() == "chunked":
+            chunks = []
+            while True:
+                size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
+                if size == 0:
+                    await reader.readuntil(b"\r\n")  # no trailers expected
+                    break
+                chunks.append(await reader.readexactly(size))
+                await reader.readexactly(2)
+            response.body = b"".join(chunks)
+        else:
+            response.body = await reader.read()
+            self.close()
+        return response
+
+
+class _IdleClosed(Exception):
+    pass
+
+
+class Run:
+    def __init__(self, args) -> None:
+        self.args = args
+        self.latencies: list[float] = []
+        self.kind_latencies: dict[str, list[float]] = {}
+        self.completed = 0
+        self.errors = 0
+        self.error_kinds: dict[str, int] = {}
+        self.error_samples: list[str] = []
+        self.requests = 0
+        self.reconnects = 0
+        self.durations: list[float] = []
+        self.rng = random.Random(args.seed)
+
+    def error(self, kind: str, detail: str) -> None:
+        self.errors += 1
+        self.error_kinds[kind] = self.error_kinds.get(kind, 0) + 1
+        # A few samples per kind of error, the first ones seen.
+        same = sum(1 for sample in self.error_samples if sample.startswith(f"{kind}: "))
+        if same < 2 and len(self.error_samples) < ERROR_SAMPLES:
+            self.error_samples.append(f"{kind}: {detail}"[:400])
+
+    async def think(self) -> None:
+        if self.args.think_ms > 0:
+            # Uniform between half and one and a half times the mean: participants drift apart.
+            await asyncio.sleep(self.args.think_ms * self.rng.uniform(0.5, 1.5) / 1000)
+
+    async def participant(self, index: int) -> None:
+        conn = Connection(self.args.host, self.args.port, self.latencies, self.kind_latencies)
+        started = time.perf_counter()
+        try:
+            ok = await (self.rostrum(conn) if self.args.mode == "rostrum" else self.baseline(conn))
+            if ok:
+                self.completed += 1
+                self.durations.append(time.perf_counter() - started)
+        except Exception as exc:  # noqa: BLE001 - every failure is a counted error
+            self.error("exception", f"{type(exc).__name__}: {exc}")
+        finally:
+            conn.close()
+            self.requests += conn.requests
+            self.reconnects += conn.reconnects
+
+    async def rostrum(self, conn: Connection) -> bool:
+        ids = [secrets.token_hex(12) for _ in range(3)]
+        entry = f"/s/{self.args.slug}/?PROLIFIC_PID={ids[0]}&STUDY_ID={ids[1]}&SESSION_ID={ids[2]}"
+        response = await conn.request("GET", entry, "entry")
+        if response.status != 302:
+            self.error(f"entry {response.status}", response.body[:200].decode(errors="replace"))
+            return False
+        url = urlsplit(response.header("location"))
+        target = url.path + (f"?{url.query}" if url.query else "")
+        for _ in range(MAX_STEPS):
+            page = await conn.request("GET", target, "step GET")
+            if page.status != 200:
+                self.error(f"step GET {page.status}", page.body[:200].decode(errors="replace"))
+                return False
+            form = parse_step(page.body.decode())
+            if not form.position:
+                self.error("no form", f"no step form on {target}")
+                return False
+            await self.think()
+            answer = await conn.request("POST", target, "step POST", default_answers(form))
+            if answer.status != 303:
+                if answer.status == 200:  # the form came back with errors
+                    detail = f"{form.title}: {parse_step(answer.body.decode()).errors}"
+                else:
+                    detail = answer.body[:200].decode(errors="replace")
+                self.error(f"step POST {answer.status}", detail)
+                return False
+            location = answer.header("location")
+            if location.startswith(self.args.exit_prefix):
+                code = location[len(self.args.exit_prefix) :]
+                if code != self.args.code:
+                    self.error("wrong code", f"{code!r} instead of {self.args.code!r}")
+                    return False
+                return True
+            if not location.startswith("/"):
+                self.error("unexpected redirect", location)
+                return False
+            target = location
+        self.error("too many steps", target)
+        return False
+
+    async def baseline(self, conn: Connection) -> bool:
+        """The same round trips as a Rostrum participant: entry, then GET + POST per step."""
+        form = {"csrfmiddlewaretoken": secrets.token_urlsafe(48), "_position": "1", "answer": "x" * 60}
+        response = await conn.request("GET", f"/s/hello/?PROLIFIC_PID={secrets.token_hex(12)}", "entry")
+        if response.status != 200:
+            self.error(f"entry {response.status}", "")
+            return False
+        for step in range(1, self.args.steps + 1):
+            page = await conn.request("GET", f"/p/hello/{step}/", "step GET")
+            await self.think()
+            answer = await conn.request("POST", f"/p/hello/{step}/", "step POST", form)
+            if page.status != 200 or answer.status != 200:
+                self.error(f"status {page.status}/{answer.status}", "")
+                return False
+        return True
+
+    async def main(self) -> dict:
+        tasks = [asyncio.create_task(self.participant(i)) for i in range(self.args.participants)]
+        started = time.perf_counter()
+        cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+        done, pending = await asyncio.wait(tasks, timeout=self.args.timeout)
+        wall = time.perf_counter() - started
+        cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+        for task in pending:
+            task.cancel()
+        if pending:
+            self.error("timeout", f"{len(pending)} participants unfinished after {self.args.timeout}s")
+            self.errors += len(pending) - 1
+        return {
+            "participants": self.args.participants,
+            "completed": self.completed,
+            "errors": self.errors,
+            "error_kinds": self.error_kinds,
+            "error_samples": self.error_samples,
+            "wall_s": wall,
+            "requests": self.requests,
+            "reconnects": self.reconnects,
+            "client_cpu_s": (cpu1.ru_utime + cpu1.ru_stime) - (cpu0.ru_utime + cpu0.ru_stime),
+            "latencies": self.latencies,
+            "kind_latencies": self.kind_latencies,
+            "participant_durations": self.durations,
+            "uvloop": self.args.uvloop,
+        }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--mode", choices=["rostrum", "baseline"], required=True)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--participants", type=int, default=500)
+    parser.add_argument("--think-ms", type=float, default=0)
+    parser.add_argument("--slug", default="bench-arrivals")
+    parser.add_argument("--code", default="")
+    parser.add_argument("--exit-prefix", default="https://app.prolific.com/submissions/complete?cc=")
+    parser.add_argument("--steps", type=int, default=5, help="baseline: GET+POST pairs after the entry")
+    parser.add_argument("--timeout", type=float, default=900)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--no-go", action="store_true", help="start at once, without READY/GO")
+    args = parser.parse_args()
+    try:
+        import uvloop
+
+        args.uvloop = True
+    except ImportError:
+        uvloop = None
+        args.uvloop = False
+    if not args.no_go:
+        print("READY", flush=True)
+        if sys.stdin.readline().strip() != "GO":
+            sys.exit(2)
+    run = Run(args)
+    result = uvloop.run(run.main()) if uvloop else asyncio.run(run.main())
+    sys.stdout.write(json.dumps(result) + "\n")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

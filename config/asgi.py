@@ -2,19 +2,52 @@
 
 import os
 
-from django.core.asgi import get_asgi_application
+import django
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-django_asgi_app = get_asgi_application()
+django.setup(set_prefix=False)
 
+from asgiref.sync import sync_to_async  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from django.conf import settings  # noqa: E402
+from django.core.handlers.asgi import ASGIHandler  # noqa: E402
 
+from config.admission import HTTPConcurrencyLimit  # noqa: E402
 from config.routing import websocket_urlpatterns  # noqa: E402
+
+
+class SharedThreadASGIHandler(ASGIHandler):
+    """Django's ASGI handler, tuned for synchronous views under bursts of arrivals.
+
+    Measured on the arrivals benchmark (bench/arrivals.py), two costs of the stock handler
+    dominated the server's CPU:
+    - it runs each request's synchronous code in a thread made for that request, so a
+      burst means hundreds of short-lived threads per process contending for the GIL;
+    - in async mode every built-in middleware hops to a thread and back for its
+      process_request and process_response: about fifteen hops per request.
+    Here the middleware chain and the view run synchronously, as under WSGI, in one hop to
+    one long-lived thread per process (asgiref's shared thread-sensitive executor), one
+    request after another, which is what the GIL allows anyway. The event loop keeps
+    accepting and streaming meanwhile; async views still work (Django adapts them), and
+    websockets are served by Channels, not by this handler.
+    """
+
+    def load_middleware(self, is_async=False):
+        super().load_middleware(is_async=False)
+        self._middleware_chain = sync_to_async(self._middleware_chain, thread_sensitive=True)
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
+        await self.handle(scope, receive, send)
+
+
+django_asgi_app = SharedThreadASGIHandler()
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        "http": HTTPConcurrencyLimit(django_asgi_app, settings.HTTP_CONCURRENCY),
         "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
     }
 )

@@ -270,6 +270,11 @@ if not DEBUG:
 # --- Rostrum ----------------------------------------------------------------------------
 
 PROLIFIC_COMPLETE_URL = env_str("PROLIFIC_COMPLETE_URL", "https://app.prolific.com/submissions/complete?cc=")
+# Requests let into Django at once per server process; the rest wait in the event loop.
+# About the database pool size: more only adds threads contending for the same connections.
+HTTP_CONCURRENCY = env_int("HTTP_CONCURRENCY", 8, minimum=0)
+# Participant pages re-read a study's settings at most this often per server process.
+STUDY_CACHE_SECONDS = env_int("STUDY_CACHE_SECONDS", 5)
 # Accept only Prolific-shaped ids (24 hexadecimal characters) at the study link.
 PROLIFIC_STRICT_IDS = env_bool("PROLIFIC_STRICT_IDS", True)
 

@@ -30,7 +30,9 @@ class Participant(models.Model):
     is_preview = models.BooleanField(default=False)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
     position = models.PositiveSmallIntegerField(default=1, help_text="Current step.")
-    shown_at = models.DateTimeField(null=True, blank=True, help_text="When the current step was first shown.")
+    shown_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the current step became current (it is served right after)."
+    )
     started_at = models.DateTimeField()
     expires_at = models.DateTimeField(help_text="The place is released after this time.")
     finished_at = models.DateTimeField(null=True, blank=True)

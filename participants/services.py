@@ -21,7 +21,7 @@ from participants.models import Exclusion, Participant, Response, StepVisit
 from studies import registry
 from studies.models import Step, Study
 from studies.registry import StepContext, StepKind, StepOutcome, StepUnavailable
-from studies.services import study_lock, study_steps
+from studies.services import study_cached, study_lock, study_steps
 
 Status = Participant.Status
 PROLIFIC_ID = re.compile(r"^[0-9a-f]{24}$")
@@ -111,6 +111,7 @@ def participant_enter(
                 prolific_session_id=prolific_session_id,
                 started_at=now,
                 last_seen_at=now,
+                shown_at=now,
                 expires_at=now + timedelta(minutes=lease_minutes(study)),
                 user_agent=user_agent[:300],
             )
@@ -145,7 +146,14 @@ def participant_preview(*, study: Study) -> Participant:
 def participant_by_token(token: str) -> Participant | None:
     if not token or len(token) > 64:
         return None
-    return Participant.objects.select_related("study").filter(token=token).first()
+    try:  # .get(): the token is unique, so no ORDER BY (which .first() would add)
+        participant = Participant.objects.get(token=token)
+    except Participant.DoesNotExist:
+        return None
+    # Previews see a step's new configuration at once; participants share a cached study.
+    study = Study.objects.get(pk=participant.study_id) if participant.is_preview else None
+    participant.study = study or study_cached(pk=participant.study_id)
+    return participant
 
 
 # --- The current step --------------------------------------------------------------------
@@ -193,7 +201,8 @@ def participant_resume(*, participant: Participant, now: datetime | None = None)
 
 
 def step_shown(*, participant: Participant, now: datetime | None = None) -> None:
-    """Record when the current step was first displayed (refreshes keep the first time)."""
+    """Make sure the current step has a start time. Entering and advancing set it (the step
+    is displayed right after, by the redirect), so this writes only for older rows."""
     if participant.shown_at is not None:
         return
     now = now or timezone.now()
@@ -239,14 +248,14 @@ def step_submit(
     with transaction.atomic():
         moved = Participant.objects.filter(
             pk=participant.pk, position=step.position, status=Status.ACTIVE
-        ).update(position=step.position + 1, shown_at=None, last_seen_at=now)
+        ).update(position=step.position + 1, shown_at=now, last_seen_at=now)
         if not moved:
             raise StaleSubmission()
         ctx = step_context(participant, step, now)
         ctx.timing = timing
         outcome = kind.submit(ctx, form)
         _visit_record(participant, step, timing, now)
-        participant.position, participant.shown_at = step.position + 1, None
+        participant.position, participant.shown_at = step.position + 1, now
         if outcome is not None:
             participant_finish(participant=participant, status=outcome.end_status, now=now)
         elif step.position >= len(ctx.steps):

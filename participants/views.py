@@ -15,6 +15,7 @@ from participants import services
 from participants.models import Participant
 from studies.models import Study
 from studies.registry import StepUnavailable
+from studies.services import study_cached
 
 # Participant pages load only our own static files: no inline script, no third party.
 CSP = (
@@ -49,7 +50,9 @@ def healthz(request: HttpRequest) -> HttpResponse:
 @require_GET
 @participant_page
 def enter(request: HttpRequest, slug: str) -> HttpResponse:
-    study = get_object_or_404(Study, slug=slug)
+    study = study_cached(slug=slug)
+    if study is None:
+        raise Http404("No such study")
     try:
         pid, study_id, session_id = services.entry_params(request.GET, study=study)
         participant = services.participant_enter(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+
+from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -31,6 +34,27 @@ def study_steps(study: Study) -> list[Step]:
     steps = list(Step.objects.filter(study=study).prefetch_related("questions").order_by("position"))
     _steps_cache[study.pk] = (study.steps_version, steps)
     return steps
+
+
+_study_cache: dict[object, tuple[float, Study]] = {}
+
+
+def study_cached(*, pk: int | None = None, slug: str | None = None) -> Study | None:
+    """The study row, re-read at most every STUDY_CACHE_SECONDS per process.
+
+    Participant pages read the study on every request; a burst of arrivals would re-read
+    the same row hundreds of times a second. Changes made in the admin (status, codes,
+    limits) reach every server process within the cache time.
+    """
+    key = ("pk", pk) if pk is not None else ("slug", slug)
+    now = time.monotonic()
+    hit = _study_cache.get(key)
+    if hit and now - hit[0] < settings.STUDY_CACHE_SECONDS:
+        return hit[1]
+    study = Study.objects.filter(**{key[0]: key[1]}).first()
+    if study is not None:
+        _study_cache[("pk", study.pk)] = _study_cache[("slug", study.slug)] = (now, study)
+    return study
 
 
 def study_is_locked(study: Study) -> bool:

@@ -14,7 +14,7 @@ from debates.demo.mystery import CASES_FILE, MYSTERY_STUDY
 from debates.importing import cases_import
 from debates.models import Dialogue, StudyDialogue
 from studies.models import Study
-from studies.services import _steps_cache, study_build, study_set_status
+from studies.services import _steps_cache, _study_cache, study_build, study_set_status
 from tests.formparse import StepForm, default_answers, parse_step
 
 
@@ -34,10 +34,12 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(autouse=True)
-def _fresh_step_cache():
+def _fresh_caches():
     _steps_cache.clear()
+    _study_cache.clear()
     yield
     _steps_cache.clear()
+    _study_cache.clear()
 
 
 def pid() -> str:

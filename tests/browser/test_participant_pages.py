@@ -130,7 +130,9 @@ def prolific(prolific_stand_in) -> ProlificStandIn:
 def server(django_db_setup) -> Iterator[str]:
     """uvicorn on the test database; data must be committed (transactional_db) to be seen."""
     # The server must never inherit the test process's async-unsafe escape hatch below.
-    with asgi_server(DJANGO_ALLOW_ASYNC_UNSAFE="") as base:
+    # Each test rebuilds the demo study under the same slug: the server must not serve a
+    # study row cached from the previous test (STUDY_CACHE_SECONDS keeps it 5 s by default).
+    with asgi_server(DJANGO_ALLOW_ASYNC_UNSAFE="", STUDY_CACHE_SECONDS="0") as base:
         yield base
 
 

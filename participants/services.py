@@ -96,12 +96,12 @@ def participant_enter(
     Concurrent first visits (double clicks, two tabs) race on the unique constraint; the
     loser reads the winner's row, so there is never a second participant per PID.
     """
-    if study.status != Study.Status.LIVE:
-        raise EntryError("This study is not accepting participants at the moment.")
     now = timezone.now()
     existing = Participant.objects.filter(study=study, prolific_pid=prolific_pid).first()
-    if existing is not None:
+    if existing is not None:  # those already in may come back even to a paused study
         return _participant_revisit(existing, prolific_session_id, now)
+    if study.status != Study.Status.LIVE:
+        raise EntryError("This study is not accepting participants at the moment.")
     try:
         with transaction.atomic():
             participant = Participant.objects.create(

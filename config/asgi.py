@@ -1,5 +1,6 @@
 """ASGI entry point: HTTP through Django, websockets through Channels."""
 
+import asyncio
 import os
 
 import django
@@ -15,6 +16,7 @@ from django.core.handlers.asgi import ASGIHandler  # noqa: E402
 
 from config.admission import HTTPConcurrencyLimit  # noqa: E402
 from config.routing import websocket_urlpatterns  # noqa: E402
+from debates import runner  # noqa: E402
 
 
 class SharedThreadASGIHandler(ASGIHandler):
@@ -43,11 +45,24 @@ class SharedThreadASGIHandler(ASGIHandler):
         await self.handle(scope, receive, send)
 
 
+class RegisterLoop:
+    """Tell the turn runner which loop serves this process (see debates.runner)."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        runner.register_local_loop(asyncio.get_running_loop())
+        await self.app(scope, receive, send)
+
+
 django_asgi_app = SharedThreadASGIHandler()
 
-application = ProtocolTypeRouter(
-    {
-        "http": HTTPConcurrencyLimit(django_asgi_app, settings.HTTP_CONCURRENCY),
-        "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
-    }
+application = RegisterLoop(
+    ProtocolTypeRouter(
+        {
+            "http": HTTPConcurrencyLimit(django_asgi_app, settings.HTTP_CONCURRENCY),
+            "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
+        }
+    )
 )

@@ -1,3 +1,9 @@
-"""Websocket routes. Live debates (study design B) add theirs here."""
+"""Websocket routes."""
 
-websocket_urlpatterns: list = []
+from django.urls import path
+
+from debates.consumers import LiveSessionConsumer
+
+websocket_urlpatterns = [
+    path("ws/live/<str:token>/", LiveSessionConsumer.as_asgi()),
+]

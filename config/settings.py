@@ -210,10 +210,17 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A turn whose worker died is re-queued by the watchdog, not by the broker's redelivery
+# (with Redis that waits for the visibility timeout); a redelivered duplicate is a no-op.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 900}
 CELERY_BEAT_SCHEDULE = {
     "release-expired-leases": {
         "task": "participants.tasks.release_expired_leases",
         "schedule": env_int("LEASE_SWEEP_SECONDS", 60, minimum=5),
+    },
+    "requeue-stuck-turns": {
+        "task": "debates.tasks.requeue_stuck_turns",
+        "schedule": env_int("LIVE_WATCHDOG_SECONDS", 10, minimum=1),
     },
 }
 
@@ -277,6 +284,25 @@ HTTP_CONCURRENCY = env_int("HTTP_CONCURRENCY", 8, minimum=0)
 STUDY_CACHE_SECONDS = env_int("STUDY_CACHE_SECONDS", 5)
 # Accept only Prolific-shaped ids (24 hexadecimal characters) at the study link.
 PROLIFIC_STRICT_IDS = env_bool("PROLIFIC_STRICT_IDS", True)
+
+# --- Language models (live debates) ----------------------------------------------------
+
+OPENAI_API_KEY = env_str("OPENAI_API_KEY")
+OPENAI_BASE_URL = env_str("OPENAI_BASE_URL")
+LLM_BACKEND = env_str("LLM_BACKEND") or ("openai" if OPENAI_API_KEY else "offline")
+if LLM_BACKEND not in ("openai", "offline"):
+    raise ImproperlyConfigured(f"LLM_BACKEND must be openai or offline, got {LLM_BACKEND!r}")
+LLM_TIMEOUT_S = env_int("LLM_TIMEOUT_SECONDS", 60, minimum=1)
+LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 3)
+LLM_BACKOFF_S = float(env_int("LLM_BACKOFF_MS", 1000)) / 1000
+# The offline backend streams a word every this many milliseconds (the demo's "typing").
+LLM_OFFLINE_TOKEN_DELAY_MS = env_int("LLM_OFFLINE_TOKEN_DELAY_MS", 30)
+# Live turns: a turn with no heartbeat for this long is re-queued; after this many failed
+# attempts the participant is told and may try again or move on.
+LIVE_TURN_STUCK_S = env_int("LIVE_TURN_STUCK_SECONDS", 30, minimum=2)
+LIVE_TURN_MAX_ATTEMPTS = env_int("LIVE_TURN_MAX_ATTEMPTS", 3, minimum=1)
+LIVE_HEARTBEAT_S = env_int("LIVE_HEARTBEAT_SECONDS", 3, minimum=1)
+LIVE_FLUSH_MS = env_int("LIVE_FLUSH_MS", 100, minimum=10)
 
 LOGGING = {
     "version": 1,

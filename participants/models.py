@@ -38,6 +38,9 @@ class Participant(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     last_seen_at = models.DateTimeField()
     attention_failures = models.PositiveSmallIntegerField(default=0)
+    group = models.CharField(
+        max_length=40, blank=True, help_text="Group from the screening survey (e.g. mainstream / skeptical)."
+    )
     excluded = models.BooleanField(
         default=False, help_text="Has an active exclusion (kept in step with Exclusion rows)."
     )

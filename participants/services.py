@@ -241,19 +241,27 @@ def step_submit(
 ) -> Participant:
     """Store a valid submission of the current step and advance, all or nothing.
 
-    The conditional UPDATE both claims the step (a second tab or a double click finds the
-    position moved and gets StaleSubmission) and locks the participant row until commit.
+    For a one-page step the conditional UPDATE both claims the step (a second tab or a
+    double click finds the position moved and gets StaleSubmission) and locks the
+    participant row until commit. A multi-page step locks the row first and advances only
+    when its kind says the step is finished.
     """
     now = now or timezone.now()
+    current = Participant.objects.filter(pk=participant.pk, position=step.position, status=Status.ACTIVE)
     with transaction.atomic():
-        moved = Participant.objects.filter(
-            pk=participant.pk, position=step.position, status=Status.ACTIVE
-        ).update(position=step.position + 1, shown_at=now, last_seen_at=now)
-        if not moved:
+        if kind.multi_page:
+            if not current.select_for_update().exists():
+                raise StaleSubmission()
+        elif not current.update(position=step.position + 1, shown_at=now, last_seen_at=now):
             raise StaleSubmission()
         ctx = step_context(participant, step, now)
         ctx.timing = timing
         outcome = kind.submit(ctx, form)
+        if ctx.stay and outcome is None:
+            Participant.objects.filter(pk=participant.pk).update(last_seen_at=now)
+            return participant
+        if kind.multi_page:
+            current.update(position=step.position + 1, shown_at=now, last_seen_at=now)
         _visit_record(participant, step, timing, now)
         participant.position, participant.shown_at = step.position + 1, now
         if outcome is not None:

@@ -3,6 +3,8 @@ checks and the debrief."""
 
 from __future__ import annotations
 
+import re
+
 from django import forms
 
 from participants.forms import QuestionForm
@@ -126,3 +128,117 @@ class AttentionCheckKind(QuestionnaireKind):
             return ["the attention check has no items."]
         missing = [q.key for q in questions if not q.is_check]
         return [f"items without an expected answer: {', '.join(missing)}."] if missing else []
+
+
+NUMBER = r"(-?\d+(?:\.\d+)?)"
+GROUP_LINE = re.compile(rf"^\s*([a-z][a-z0-9_-]{{0,39}})\s*:\s*{NUMBER}\s*(?:-|–|to)\s*{NUMBER}\s*$")
+
+
+def parse_groups(text: str) -> list[tuple[str, float, float]]:
+    """'mainstream: 1 - 2.5' per line → [(label, low, high)], inclusive bounds."""
+    groups = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        match = GROUP_LINE.match(line)
+        if not match:
+            raise forms.ValidationError(
+                f"line {number}: write 'label: low - high', e.g. 'skeptical: 3.5 - 5'"
+            )
+        label, low, high = match.group(1), float(match.group(2)), float(match.group(3))
+        if low > high:
+            raise forms.ValidationError(f"line {number}: the low end is above the high end")
+        groups.append((label, low, high))
+    if not groups:
+        raise forms.ValidationError("give at least one group")
+    return groups
+
+
+def key_list(text: str) -> list[str]:
+    return [k.strip() for k in text.replace("\n", ",").split(",") if k.strip()]
+
+
+class ScreeningConfig(forms.Form):
+    intro = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    score_items = forms.CharField(
+        help_text="Keys of the Likert/slider/number items averaged into the belief score, comma-separated."
+    )
+    reverse_items = forms.CharField(
+        required=False, help_text="Keys among those whose Likert scale is reversed before averaging."
+    )
+    groups = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text="One group per line on the mean score, bounds inclusive, e.g. 'mainstream: 1 - 2.5' and "
+        "'skeptical: 3.5 - 5'. A score in no group is ineligible: the participant leaves with the "
+        "screened-out code.",
+    )
+    button_label = forms.CharField(max_length=100, initial="Continue")
+
+    def clean_groups(self) -> str:
+        parse_groups(self.cleaned_data["groups"])
+        return self.cleaned_data["groups"]
+
+
+@register
+class ScreeningKind(QuestionnaireKind):
+    key = "screening"
+    label = "Screening survey"
+    description = (
+        "Belief items whose mean places the participant in a group (used to stratify assignment), "
+        "plus any other items (demographics, AI literacy). Ineligible participants leave with the "
+        "screened-out code. Put it at the start of the study, as Prolific requires."
+    )
+    config_form = ScreeningConfig
+
+    def check_study(self, study, step, steps) -> list[str]:
+        problems = super().check_study(study, step, steps)
+        config = self.config(step)
+        keys = {q.key: q for q in step.questions.all()}
+        for key in key_list(config.get("score_items", "")) + key_list(config.get("reverse_items", "")):
+            q = keys.get(key)
+            if q is None:
+                problems.append(f"score item {key!r} is not an item of this step.")
+            elif q.kind not in ("likert", "slider", "number"):
+                problems.append(f"score item {key!r} must be a Likert, slider or number item.")
+        if not study.screened_out_code:
+            problems.append("screening needs the study's screened-out code (FIXED_SCREENOUT).")
+        if any(s.kind not in ("consent", "instructions") for s in steps if s.position < step.position):
+            problems.append("screening must come first (only consent and instructions before it).")
+        return problems
+
+    def submit(self, ctx: StepContext, form: forms.Form) -> StepOutcome | None:
+        outcome = super().submit(ctx, form)
+        if outcome is not None:
+            return outcome
+        config = self.config(ctx.step)
+        score = screening_score(form, config)
+        groups = parse_groups(config["groups"])
+        group = next((label for label, low, high in groups if low <= score <= high), "")
+        responses_record(
+            ctx=ctx,
+            answers=[
+                Answer(key="screening_score", value=f"{score:g}", value_num=score),
+                Answer(key="screening_group", value=group or "ineligible"),
+            ],
+        )
+        if not group:
+            return StepOutcome(end_status=Participant.Status.SCREENED_OUT, detail=f"score {score:g}")
+        Participant.objects.filter(pk=ctx.participant.pk).update(group=group)
+        ctx.participant.group = group
+        return None
+
+
+def screening_score(form, config: dict) -> float:
+    """Mean of the score items' numeric codes, Likert items in reverse_items flipped."""
+    answers = {a.key: a for a in form.answers()}
+    reverse = set(key_list(config.get("reverse_items", "")))
+    questions = {q.key: q for q in form.questions}
+    values = []
+    for key in key_list(config["score_items"]):
+        value = answers[key].value_num
+        if value is None:
+            continue
+        if key in reverse:
+            value = len(questions[key].option_list) + 1 - value
+        values.append(value)
+    return round(sum(values) / len(values), 4) if values else float("nan")

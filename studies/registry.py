@@ -46,6 +46,7 @@ class StepContext:
     steps: list[Step]
     now: Any
     timing: Any = None  # the browser's reading-time figures, on submission
+    stay: bool = False  # set by a multi-page kind's submit(): the step is not finished
     extra: dict = field(default_factory=dict)
 
     @property
@@ -70,6 +71,9 @@ class StepKind:
     uses_questions: ClassVar[bool] = False
     # The kind stores nothing and needs no answer: a "Continue" button only.
     passive: ClassVar[bool] = False
+    # The step has pages of its own (e.g. answer, debate, answer again): submit() sets
+    # ctx.stay to keep the participant on the step after storing a page.
+    multi_page: ClassVar[bool] = False
 
     def clean_config(self, config: dict) -> dict:
         """Validate a config dict through the kind's form; raise ValidationError if bad."""

@@ -6,9 +6,11 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from debates.claims_import import claims_import
+from debates.demo.claim_debate import CLAIM_DEBATE_STUDY, CLAIMS_FILE, DEBATERS
 from debates.demo.mystery import CASES_FILE, MYSTERY_STUDY
 from debates.importing import cases_import
-from debates.models import Dialogue, StudyDialogue
+from debates.models import Claim, DebaterConfig, Dialogue, StudyClaim, StudyDialogue
 from studies.models import Study
 from studies.services import study_build, study_set_status
 
@@ -26,9 +28,11 @@ class Command(BaseCommand):
         summary = cases_import(text=CASES_FILE.read_text(encoding="utf-8"))
         self.stdout.write(f"Demo cases: {summary}")
         study = self.mystery_study()
+        self.stdout.write(f"Demo claims: {claims_import(text=CLAIMS_FILE.read_text(encoding='utf-8'))}")
+        live = self.claim_study()
         if admin:
             self.admin_login(base_url)
-        self.print_links(base_url, [study])
+        self.print_links(base_url, [study, live])
 
     @transaction.atomic
     def mystery_study(self) -> Study:
@@ -42,6 +46,25 @@ class Command(BaseCommand):
         if study.status == Study.Status.DRAFT:
             study_set_status(study=study, status=Study.Status.LIVE)
         return study
+
+    @transaction.atomic
+    def claim_study(self) -> Study:
+        for spec in DEBATERS:
+            DebaterConfig.objects.get_or_create(name=spec["name"], defaults=spec)
+        study = Study.objects.filter(slug=CLAIM_DEBATE_STUDY["slug"]).first()
+        if study is None:
+            study = study_build(spec=CLAIM_DEBATE_STUDY)
+            self.stdout.write(f"Created study {study.slug!r}")
+        for claim in Claim.objects.filter(slug__in=self.demo_claim_slugs()):
+            StudyClaim.objects.get_or_create(study=study, claim=claim)
+        if study.status == Study.Status.DRAFT:
+            study_set_status(study=study, status=Study.Status.LIVE)
+        return study
+
+    def demo_claim_slugs(self) -> list[str]:
+        import json
+
+        return [c["slug"] for c in json.loads(CLAIMS_FILE.read_text(encoding="utf-8"))["claims"]]
 
     def admin_login(self, base_url: str) -> None:
         PASSWORD_FILE.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,338 @@
+"""The one adapter to language models.
+
+Two backends, chosen by `settings.LLM_BACKEND`:
+- `openai`: the `openai` package's async client against any OpenAI-compatible endpoint
+  (`OPENAI_BASE_URL`, `OPENAI_API_KEY`): OpenAI, vLLM, Ollama, llama.cpp server, …;
+- `offline`: deterministic text built from the request's `hint` (the claim, the side, the
+  sources), for the demo and the tests, like Django's console e-mail backend.
+
+Every failure is an `LLMError` whose `retryable` says whether trying again can help.
+Requests are retried here, with exponential backoff that honours `Retry-After`, but a
+stream is never retried once text has been handed to the caller: the caller decides what
+to do with a half-shown reply. Callers record every call (see `debates.live_services`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
+MAX_BACKOFF_S = 20.0
+
+
+class LLMError(Exception):
+    """A model call failed. `kind` names why; `retryable` says whether retrying can help."""
+
+    def __init__(
+        self, kind: str, message: str, *, retryable: bool, retry_after: float | None = None, partial: str = ""
+    ) -> None:
+        super().__init__(f"{kind}: {message}")
+        self.kind = kind
+        self.message = message
+        self.retryable = retryable
+        self.retry_after = retry_after
+        self.partial = partial  # text already handed to the caller when the stream broke
+        self.attempts = 1
+        self.ttft_ms: int | None = None
+        self.total_ms: int | None = None
+
+
+@dataclass
+class LLMRequest:
+    model: str
+    messages: list[dict]
+    temperature: float = 0.2
+    max_tokens: int = 400
+    seed: int | None = None
+    timeout: float | None = None
+    # Used by the offline backend only (never sent anywhere): what the reply is about.
+    hint: dict = field(default_factory=dict)
+
+    @property
+    def params(self) -> dict:
+        return {"temperature": self.temperature, "max_tokens": self.max_tokens, "seed": self.seed}
+
+    @property
+    def prompt_hash(self) -> str:
+        blob = json.dumps([self.model, self.messages, self.params], sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()
+
+
+@dataclass
+class LLMResult:
+    text: str
+    tokens_in: int | None
+    tokens_out: int | None
+    ttft_ms: int | None
+    total_ms: int
+    attempts: int
+    backend: str
+    model: str
+
+
+OnText = Callable[[str], Awaitable[None]]
+
+
+def backend_name() -> str:
+    return settings.LLM_BACKEND
+
+
+async def stream(request: LLMRequest, on_text: OnText) -> LLMResult:
+    """Stream a chat completion, calling `on_text(piece)` as text arrives."""
+    backend = _OpenAIBackend() if backend_name() == "openai" else _OfflineBackend()
+    return await _with_retries(request, lambda: backend.stream(request, on_text), backend.name)
+
+
+async def complete(request: LLMRequest) -> LLMResult:
+    """A whole (non-streamed) chat completion."""
+    backend = _OpenAIBackend() if backend_name() == "openai" else _OfflineBackend()
+    return await _with_retries(request, lambda: backend.complete(request), backend.name)
+
+
+async def _with_retries(request: LLMRequest, attempt: Callable, backend: str) -> LLMResult:
+    started = time.monotonic()
+    tries = settings.LLM_MAX_RETRIES + 1
+    for number in range(1, tries + 1):
+        try:
+            result = await attempt()
+        except LLMError as error:
+            error.attempts = number
+            error.total_ms = int((time.monotonic() - started) * 1000)
+            if error.partial or not error.retryable or number == tries:
+                raise
+            await asyncio.sleep(_backoff(number, error.retry_after))
+            continue
+        result.attempts = number
+        result.total_ms = int((time.monotonic() - started) * 1000)
+        return result
+    raise AssertionError("unreachable")
+
+
+def _backoff(number: int, retry_after: float | None) -> float:
+    if retry_after is not None:
+        return min(max(retry_after, 0.0), MAX_BACKOFF_S)
+    base = settings.LLM_BACKOFF_S * (2 ** (number - 1))
+    return min(base * (0.5 + random.random()), MAX_BACKOFF_S)  # noqa: S311 (jitter)
+
+
+# --- OpenAI-compatible endpoints ---------------------------------------------------------
+
+_clients: dict[tuple, object] = {}
+
+
+def _client():
+    """One AsyncOpenAI client per event loop (its HTTP pool belongs to the loop)."""
+    from openai import AsyncOpenAI
+
+    loop = asyncio.get_running_loop()
+    key = (id(loop), settings.OPENAI_BASE_URL, settings.OPENAI_API_KEY)
+    client = _clients.get(key)
+    if client is None:
+        client = AsyncOpenAI(
+            base_url=settings.OPENAI_BASE_URL or None,
+            api_key=settings.OPENAI_API_KEY or "none",
+            max_retries=0,  # retries are ours: they must not repeat a stream already shown
+            timeout=settings.LLM_TIMEOUT_S,
+        )
+        _clients[key] = client
+    return client
+
+
+def _map_error(error: Exception, partial: str = "") -> LLMError:
+    import openai
+
+    if isinstance(error, LLMError):
+        return error
+    if isinstance(error, openai.APITimeoutError):
+        return LLMError("timeout", "the model did not answer in time", retryable=True, partial=partial)
+    if isinstance(error, openai.APIConnectionError):
+        return LLMError("connection", str(error) or "connection failed", retryable=True, partial=partial)
+    if isinstance(error, openai.APIStatusError):
+        status = error.status_code
+        retry_after = _retry_after(error.response.headers.get("retry-after"))
+        kind = "rate_limited" if status == 429 else f"http_{status}"
+        return LLMError(
+            kind,
+            _short(error.message),
+            retryable=status in RETRYABLE_STATUS,
+            retry_after=retry_after,
+            partial=partial,
+        )
+    if isinstance(error, (openai.APIResponseValidationError, json.JSONDecodeError, ValueError, KeyError)):
+        return LLMError(
+            "malformed", f"unreadable reply: {_short(str(error))}", retryable=True, partial=partial
+        )
+    return LLMError(
+        "error", f"{type(error).__name__}: {_short(str(error))}", retryable=False, partial=partial
+    )
+
+
+def _retry_after(value: str | None) -> float | None:
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _short(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class _OpenAIBackend:
+    name = "openai"
+
+    def _kwargs(self, request: LLMRequest) -> dict:
+        kwargs = {
+            "model": request.model,
+            "messages": request.messages,
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+        }
+        if request.seed is not None:
+            kwargs["seed"] = request.seed
+        if request.timeout:
+            kwargs["timeout"] = request.timeout
+        return kwargs
+
+    async def complete(self, request: LLMRequest) -> LLMResult:
+        started = time.monotonic()
+        try:
+            reply = await _client().chat.completions.create(**self._kwargs(request))
+            text = reply.choices[0].message.content
+        except Exception as error:  # noqa: BLE001 - every failure becomes an LLMError
+            raise _map_error(error) from error
+        if text is None:
+            raise LLMError("malformed", "the reply has no text", retryable=True)
+        usage = reply.usage
+        elapsed = int((time.monotonic() - started) * 1000)
+        return LLMResult(
+            text=text,
+            tokens_in=usage.prompt_tokens if usage else None,
+            tokens_out=usage.completion_tokens if usage else None,
+            ttft_ms=elapsed,
+            total_ms=elapsed,
+            attempts=1,
+            backend=self.name,
+            model=request.model,
+        )
+
+    async def stream(self, request: LLMRequest, on_text: OnText) -> LLMResult:
+        started = time.monotonic()
+        shown: list[str] = []
+        first: float | None = None
+        usage = None
+        try:
+            response = await _client().chat.completions.create(
+                **self._kwargs(request), stream=True, stream_options={"include_usage": True}
+            )
+            async for chunk in response:
+                if chunk.usage is not None:
+                    usage = chunk.usage
+                piece = chunk.choices[0].delta.content if chunk.choices else None
+                if piece:
+                    if first is None:
+                        first = time.monotonic()
+                    shown.append(piece)
+                    await on_text(piece)
+        except Exception as error:  # noqa: BLE001 - every failure becomes an LLMError
+            mapped = _map_error(error, partial="".join(shown))
+            mapped.ttft_ms = _ms(started, first)
+            raise mapped from error
+        if not shown:
+            raise LLMError("malformed", "the model sent no text", retryable=True)
+        return LLMResult(
+            text="".join(shown),
+            tokens_in=usage.prompt_tokens if usage else None,
+            tokens_out=usage.completion_tokens if usage else None,
+            ttft_ms=_ms(started, first),
+            total_ms=_ms(started, time.monotonic()) or 0,
+            attempts=1,
+            backend=self.name,
+            model=request.model,
+        )
+
+
+def _ms(start: float, end: float | None) -> int | None:
+    return None if end is None else int((end - start) * 1000)
+
+
+# --- Offline -----------------------------------------------------------------------------
+
+
+class _OfflineBackend:
+    """Deterministic, plausible replies without any network: the demo and the unit tests."""
+
+    name = "offline"
+
+    async def complete(self, request: LLMRequest) -> LLMResult:
+        text = offline_text(request)
+        return LLMResult(text, _words(request.messages), len(text.split()), 0, 0, 1, self.name, request.model)
+
+    async def stream(self, request: LLMRequest, on_text: OnText) -> LLMResult:
+        started = time.monotonic()
+        delay = settings.LLM_OFFLINE_TOKEN_DELAY_MS / 1000
+        words = offline_text(request).split(" ")
+        for n, word in enumerate(words):
+            if delay:
+                await asyncio.sleep(delay)
+            await on_text(word if n == len(words) - 1 else word + " ")
+        total = int((time.monotonic() - started) * 1000)
+        return LLMResult(
+            " ".join(words),
+            _words(request.messages),
+            len(words),
+            int(delay * 1000),
+            total,
+            1,
+            self.name,
+            request.model,
+        )
+
+
+def _words(messages: list[dict]) -> int:
+    return sum(len(str(m.get("content", "")).split()) for m in messages)
+
+
+OPENINGS = [
+    "Let me set out why the claim is {stance_word}.",
+    "The evidence points one way here: the claim is {stance_word}.",
+    "I will show you that this claim is {stance_word}.",
+]
+ANSWERS = [
+    "You asked: \u201c{question}\u201d. Here is my answer.",
+    "To your question, \u201c{question}\u201d, the short answer follows.",
+]
+CLOSINGS = [
+    "Weigh the sources, and you will see the claim is {stance_word}.",
+    "Taken together, this is why I hold that the claim is {stance_word}.",
+]
+
+
+def offline_text(request: LLMRequest) -> str:
+    """A reply assembled from the hint: the side argued, a cited source, the judge's question."""
+    hint = request.hint
+    if hint.get("task") == "side_choice":
+        return hint.get("preferred", "true")
+    seed = int(hashlib.sha256(request.prompt_hash.encode()).hexdigest()[:8], 16)
+    pick = random.Random(seed)  # noqa: S311 (not security)
+    stance_word = "true" if hint.get("side") == "true" else "false"
+    parts = [pick.choice(OPENINGS).format(stance_word=stance_word)]
+    if hint.get("question"):
+        parts.append(pick.choice(ANSWERS).format(question=hint["question"][:200]))
+    sources = hint.get("sources") or []
+    if sources:
+        number = pick.randrange(len(sources))
+        source = sources[number]
+        parts.append(f"{source.get('title', 'A source')} [{number + 1}] reports: {source.get('excerpt', '')}")
+    if hint.get("opponent_last"):
+        parts.append("My opponent's last point does not change this: it leaves the sources I cited standing.")
+    parts.append(pick.choice(CLOSINGS).format(stance_word=stance_word))
+    return " ".join(parts)

@@ -1,0 +1,228 @@
+/* Rostrum live debate / consultancy: the judge's side of the websocket.
+ *
+ * The server sends a snapshot on every (re)connection, then events. Turns are keyed by
+ * their sequence number; streamed text arrives as deltas carrying their character offset,
+ * so a duplicate is dropped and a gap (a lost frame) triggers a resync. All text is put on
+ * the page with textContent: nothing the model or a participant writes is parsed as HTML.
+ */
+(function () {
+  "use strict";
+
+  var root = document.getElementById("live");
+  if (!root) return;
+  var chat = document.getElementById("chat");
+  var statusLine = document.getElementById("live-status");
+  var composer = document.getElementById("composer");
+  var question = document.getElementById("question");
+  var sendButton = document.getElementById("send");
+  var passButton = document.getElementById("pass");
+  var retryBox = document.getElementById("retry-box");
+  var retryButton = document.getElementById("retry");
+  var finish = document.getElementById("finish");
+  var names = { A: "Debater A", B: "Debater B", C: "AI advisor", J: "You" };
+
+  var turns = {}; // seq -> {seq, speaker, round, target, text, status, el}
+  var state = { next: "", round: 1, done: false, sides: {} };
+  var socket = null;
+  var connected = false;
+  var waiting = false; // our question is on its way
+  var reconnects = 0;
+  var failedMessage = "";
+
+  function sideLabel(speaker) {
+    var side = state.sides && state.sides[speaker];
+    if (!side) return "";
+    return side === "true" ? " — argues the claim is TRUE" : " — argues the claim is FALSE";
+  }
+
+  function headText(t) {
+    if (t.speaker === "J") {
+      if (t.target === "pass") return "You passed";
+      if (t.target === "both") return "You → both debaters";
+      if (t.target === "C") return "You → the advisor";
+      if (t.target) return "You → Debater " + t.target;
+      return "You";
+    }
+    return names[t.speaker] + sideLabel(t.speaker);
+  }
+
+  function render(t) {
+    if (!t.el) {
+      t.el = document.createElement("li");
+      t.el.className = "msg msg-" + t.speaker.toLowerCase();
+      var head = document.createElement("div");
+      head.className = "msg-head";
+      var who = document.createElement("span");
+      var round = document.createElement("span");
+      round.className = "msg-round";
+      head.appendChild(who);
+      head.appendChild(round);
+      var body = document.createElement("div");
+      body.className = "msg-text";
+      t.el.appendChild(head);
+      t.el.appendChild(body);
+      var after = null;
+      Object.keys(turns).forEach(function (key) {
+        var other = turns[key];
+        if (other.el && other.el.parentNode && other.seq > t.seq && (!after || other.seq < after.seq)) after = other;
+      });
+      chat.insertBefore(t.el, after ? after.el : null);
+    }
+    t.el.querySelector(".msg-head span").textContent = headText(t);
+    t.el.querySelector(".msg-round").textContent = "Round " + t.round;
+    t.el.querySelector(".msg-text").textContent = t.text || (t.status === "failed" ? "(no reply)" : "");
+    t.el.classList.toggle("writing", t.status === "streaming" || t.status === "pending");
+  }
+
+  function upsert(fields) {
+    var t = turns[fields.seq];
+    if (!t) {
+      t = turns[fields.seq] = { seq: fields.seq, speaker: "", round: 1, target: "", text: "", status: "pending", el: null };
+    }
+    Object.keys(fields).forEach(function (k) { if (fields[k] !== undefined) t[k] = fields[k]; });
+    if (!t.speaker) return t;
+    render(t);
+    return t;
+  }
+
+  function maxSeq() {
+    var max = 0;
+    Object.keys(turns).forEach(function (k) { max = Math.max(max, turns[k].seq); });
+    return max;
+  }
+
+  function resync() {
+    if (socket && connected) socket.send(JSON.stringify({ type: "resync" }));
+  }
+
+  function onDelta(m) {
+    var t = turns[m.seq];
+    if (!t || m.offset > t.text.length) { resync(); return; } // a frame was lost
+    var end = m.offset + m.text.length;
+    if (end <= t.text.length) return; // already have it
+    t.text += m.text.slice(t.text.length - m.offset);
+    t.status = "streaming";
+    render(t);
+  }
+
+  function writing() {
+    var busy = null;
+    Object.keys(turns).forEach(function (k) {
+      var t = turns[k];
+      if (t.status === "streaming" || t.status === "pending") busy = t;
+    });
+    return busy;
+  }
+
+  function failed() {
+    return Object.keys(turns).some(function (k) { return turns[k].status === "failed"; });
+  }
+
+  function refresh() {
+    var busy = writing();
+    var judgeTurn = connected && !busy && !waiting && state.next === "J" && !failed();
+    composer.hidden = !judgeTurn;
+    sendButton.disabled = passButton.disabled = !judgeTurn;
+    retryBox.hidden = !failed() || !connected;
+    if (finish) finish.disabled = !(state.done || failed());
+    var text;
+    if (!connected) text = "Connection lost — reconnecting…";
+    else if (failed()) text = failedMessage || "The AI could not reply just now.";
+    else if (busy) text = names[busy.speaker] + " is writing…";
+    else if (state.done) text = "The conversation is over. Continue to your final answer.";
+    else if (waiting) text = "Sending…";
+    else if (state.next === "J") text = "Your turn: ask a question, or pass.";
+    else if (state.next) text = names[state.next] + " is about to reply…";
+    else text = "";
+    statusLine.textContent = text;
+  }
+
+  function handle(m) {
+    switch (m.type) {
+      case "snapshot":
+        turns = {};
+        chat.textContent = "";
+        state = m.state;
+        m.turns.forEach(upsert);
+        break;
+      case "state":
+        state = m;
+        Object.keys(turns).forEach(function (k) { render(turns[k]); });
+        break;
+      case "turn.start":
+        if (m.seq > maxSeq() + 1) { resync(); return; }
+        upsert({ seq: m.seq, speaker: m.speaker, round: m.round, status: "streaming", text: "" });
+        break;
+      case "turn.delta":
+        onDelta(m);
+        break;
+      case "turn.end":
+        if (!turns[m.seq]) { resync(); return; }
+        upsert({ seq: m.seq, text: m.text, status: "done" });
+        break;
+      case "turn.reset":
+        upsert({ seq: m.seq, text: "", status: "streaming" });
+        break;
+      case "turn.failed":
+        failedMessage = m.message;
+        upsert({ seq: m.seq, text: "", status: "failed" });
+        break;
+      case "judge.message":
+        waiting = false;
+        question.value = "";
+        upsert({ seq: m.seq, speaker: "J", round: m.round, target: m.target, text: m.text, status: "done" });
+        break;
+      case "error":
+        waiting = false;
+        statusLine.textContent = m.message;
+        refresh();
+        return;
+    }
+    refresh();
+  }
+
+  function send(target, text) {
+    if (!socket || !connected) return;
+    waiting = true;
+    socket.send(JSON.stringify({ type: "ask", target: target, text: text }));
+    refresh();
+  }
+
+  sendButton.addEventListener("click", function () {
+    var chosen = composer.querySelector('input[name="target"]:checked') || composer.querySelector('input[name="target"]');
+    var text = question.value.trim();
+    if (!text) { statusLine.textContent = "Write a question first, or pass."; question.focus(); return; }
+    send(chosen.value, text);
+  });
+  passButton.addEventListener("click", function () { send("pass", ""); });
+  retryButton.addEventListener("click", function () {
+    failedMessage = "";
+    if (socket && connected) socket.send(JSON.stringify({ type: "retry" }));
+  });
+
+  function connect() {
+    var scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
+    socket = new WebSocket(scheme + window.location.host + root.getAttribute("data-ws"));
+    socket.addEventListener("open", function () { connected = true; reconnects = 0; refresh(); });
+    socket.addEventListener("message", function (event) {
+      var message;
+      try { message = JSON.parse(event.data); } catch (e) { return; }
+      handle(message);
+    });
+    socket.addEventListener("close", function (event) {
+      connected = false;
+      waiting = false;
+      if (event.code === 4403) {
+        statusLine.textContent = "This conversation is no longer open. Reload the page to continue.";
+        composer.hidden = true;
+        return;
+      }
+      refresh();
+      var delay = Math.min(500 * Math.pow(2, reconnects), 8000);
+      reconnects += 1;
+      setTimeout(connect, delay);
+    });
+  }
+
+  connect();
+})();

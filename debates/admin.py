@@ -4,13 +4,30 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
+from django.db.models import Count, Q, Sum
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from debates.claims_import import claims_import
 from debates.importing import ImportInvalid, cases_import, decode
-from debates.models import BiasReport, Case, Dialogue, DialogueAssignment, Judgement, StudyDialogue, Turn
+from debates.models import (
+    BiasReport,
+    Case,
+    Claim,
+    DebaterConfig,
+    Dialogue,
+    DialogueAssignment,
+    Judgement,
+    LiveSession,
+    LiveTurn,
+    LLMCall,
+    StudyClaim,
+    StudyDialogue,
+    Turn,
+)
+from debates.prompts import PromptError, check_template
 from studies import admin as studies_admin
 
 MAX_UPLOAD = 5 * 1024 * 1024
@@ -147,3 +164,172 @@ class DialogueAssignmentAdmin(ReadOnlyAdmin):
 def dialogue_admin_link(dialogue: Dialogue) -> str:
     url = reverse("admin:debates_dialogue_change", args=[dialogue.pk])
     return format_html('<a href="{}">{}</a>', url, dialogue.slug)
+
+
+# --- Live debates (design B) ---------------------------------------------------------------
+
+
+class StudyClaimInline(admin.TabularInline):
+    model = StudyClaim
+    extra = 0
+    autocomplete_fields = ["claim"]
+    verbose_name = "claim offered in this study"
+    verbose_name_plural = "Study claims (balanced over screening group × protocol × claim)"
+
+
+studies_admin.study_inlines.append(StudyClaimInline)
+
+
+@admin.register(Claim)
+class ClaimAdmin(admin.ModelAdmin):
+    list_display = ["slug", "text", "truth", "domain", "source_counts"]
+    list_filter = ["domain", "truth"]
+    search_fields = ["slug", "text"]
+    readonly_fields = ["imported_at"]
+    change_list_template = "admin/debates/claim/change_list.html"
+
+    def get_urls(self):
+        view = self.admin_site.admin_view(self.import_view)
+        return [path("import/", view, name="debates_claim_import"), *super().get_urls()]
+
+    @admin.display(description="Sources (true / false)")
+    def source_counts(self, claim: Claim) -> str:
+        return f"{len(claim.sources_true)} / {len(claim.sources_false)}"
+
+    def import_view(self, request):
+        if not request.user.has_perm("debates.add_claim"):
+            return redirect("admin:index")
+        form = ImportForm(request.POST or None, request.FILES or None)
+        form.fields["file"].help_text = "A rostrum.claims/1 JSON or CSV file (see docs/claim-format.md)."
+        problems = []
+        if request.method == "POST" and form.is_valid():
+            upload = form.cleaned_data["file"]
+            try:
+                summary = claims_import(text=decode(upload.read()), filename=upload.name)
+            except ImportInvalid as invalid:
+                problems = invalid.problems
+            else:
+                self.message_user(request, f"Imported: {summary}.", messages.SUCCESS)
+                return redirect("admin:debates_claim_changelist")
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": "Import claims",
+            "form": form,
+            "problems": problems,
+            "back": "admin:debates_claim_changelist",
+        }
+        return TemplateResponse(request, "admin/debates/case/import.html", context)
+
+
+class DebaterConfigForm(forms.ModelForm):
+    class Meta:
+        model = DebaterConfig
+        fields = "__all__"
+
+    def clean_system_prompt(self):
+        template = self.cleaned_data["system_prompt"]
+        try:
+            check_template(template)
+        except PromptError as error:
+            raise forms.ValidationError(str(error)) from None
+        return template
+
+
+@admin.register(DebaterConfig)
+class DebaterConfigAdmin(admin.ModelAdmin):
+    form = DebaterConfigForm
+    list_display = ["name", "model", "temperature", "max_tokens", "seed", "template_version"]
+    readonly_fields = ["template_version"]
+
+    def save_model(self, request, obj, form, change):
+        if change and "system_prompt" in form.changed_data:
+            obj.template_version += 1  # every recorded call names the template version it used
+        super().save_model(request, obj, form, change)
+
+
+class LiveTurnInline(admin.TabularInline):
+    model = LiveTurn
+    extra = 0
+    can_delete = False
+    fields = [
+        "seq",
+        "round",
+        "speaker",
+        "target",
+        "status",
+        "attempts",
+        "text",
+        "error",
+        "started_at",
+        "finished_at",
+    ]
+    readonly_fields = fields
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(LiveSession)
+class LiveSessionAdmin(ReadOnlyAdmin):
+    list_display = ["participant", "claim", "protocol", "group", "phase", "current_turn", "last_activity_at"]
+    list_filter = ["phase", "protocol", "group", "participant__study"]
+    search_fields = ["participant__prolific_pid", "claim__slug"]
+    list_select_related = ["participant", "claim"]
+    inlines = [LiveTurnInline]
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        return request.user.has_perm("debates.view_livesession")
+
+    @admin.display(description="Turn now")
+    def current_turn(self, session: LiveSession) -> str:
+        if session.phase != LiveSession.Phase.CHAT:
+            return "—"
+        last = session.turns.order_by("-seq").first()
+        if last is None:
+            return "starting"
+        return f"#{last.seq} {last.get_speaker_display()} ({last.get_status_display().lower()})"
+
+
+@admin.register(LLMCall)
+class LLMCallAdmin(ReadOnlyAdmin):
+    list_display = [
+        "created_at",
+        "study",
+        "role",
+        "model",
+        "tokens_in",
+        "tokens_out",
+        "ttft_ms",
+        "total_ms",
+        "attempts",
+        "error_kind",
+        "cost_usd",
+    ]
+    list_filter = ["study", "role", "backend", "model", "error_kind"]
+    search_fields = ["prompt_hash", "output"]
+    date_hierarchy = "created_at"
+
+    def changelist_view(self, request, extra_context=None):
+        response = super().changelist_view(request, extra_context)
+        if hasattr(response, "context_data") and "cl" in response.context_data:
+            queryset = response.context_data["cl"].queryset
+            response.context_data["totals"] = llm_totals(queryset)
+        return response
+
+
+def llm_totals(queryset) -> list[dict]:
+    """Calls, failures, tokens and cost per study, over the filtered calls."""
+    rows = (
+        queryset.order_by()
+        .values("study__slug")
+        .annotate(
+            calls=Count("id"),
+            failed=Count("id", filter=~Q(error_kind="")),
+            tokens_in=Sum("tokens_in"),
+            tokens_out=Sum("tokens_out"),
+            cost=Sum("cost_usd"),
+        )
+        .order_by("study__slug")
+    )
+    return list(rows)

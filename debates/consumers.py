@@ -3,6 +3,9 @@ judge's messages to the services. No model calls and no protocol logic live here
 
 from __future__ import annotations
 
+import json
+import time
+
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
@@ -76,6 +79,14 @@ class LiveSessionConsumer(AsyncJsonWebsocketConsumer):
         partial = {pk: await stream_buffer().get(pk) for pk in streaming}
         await self.send_json(await snapshot(session, partial))
 
+    async def receive(self, text_data=None, bytes_data=None, **kwargs) -> None:
+        try:
+            content = json.loads(text_data or "")
+        except ValueError:
+            await self.send_json({"type": "error", "message": "Unreadable message."})
+            return
+        await self.receive_json(content)
+
     async def receive_json(self, content, **kwargs) -> None:
         if not isinstance(content, dict) or not isinstance(content.get("type"), str):
             await self.send_json({"type": "error", "message": "Unreadable message."})
@@ -94,8 +105,6 @@ class LiveSessionConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json({"type": "error", "message": "Unknown message."})
 
     def _allowed(self) -> bool:
-        import time
-
         now = time.monotonic()
         self.sent_times = [t for t in self.sent_times if now - t < 60] + [now]
         return len(self.sent_times) <= MAX_MESSAGES_PER_MINUTE

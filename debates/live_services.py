@@ -222,7 +222,11 @@ def judge_may_write(session: LiveSession, turns: list[LiveTurn]) -> bool:
 
 
 def session_state(session: LiveSession, turns: list[LiveTurn]) -> dict:
-    due = next_turn(session, turns)
+    """`next` is who is due now: the speaker of an unfinished last turn, else the next."""
+    if turns and turns[-1].status != Status.DONE:
+        due = (turns[-1].speaker, turns[-1].round)
+    else:
+        due = next_turn(session, turns)
     return {
         "type": "state",
         "next": due[0] if due else "",

@@ -23,7 +23,7 @@ import time
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import close_old_connections, connection
 
 from debates import live_services, llm, prompts
 from debates.realtime import TurnDelta, TurnEnd, TurnFailed, TurnReset, TurnStart, abroadcast, stream_buffer
@@ -36,7 +36,8 @@ def db(fn):
     connections dropped first (nothing else closes them outside a request)."""
 
     def call(*args, **kwargs):
-        close_old_connections()
+        if not connection.in_atomic_block:
+            close_old_connections()
         return fn(*args, **kwargs)
 
     return sync_to_async(call, thread_sensitive=True)
@@ -246,7 +247,8 @@ def dispatch(turn_id: int, delay: float = 0) -> None:
 
         generate_turn.apply_async(args=[turn_id], countdown=delay or None)
         return
-    _spawn(_local_loop or process_loop(), turn_id, delay)
+    local = _local_loop if _local_loop is not None and not _local_loop.is_closed() else None
+    _spawn(local or process_loop(), turn_id, delay)
 
 
 def run_in_process_loop(turn_id: int, timeout: float | None = None) -> None:

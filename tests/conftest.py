@@ -34,6 +34,12 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(autouse=True)
+def _instant_offline_model(settings):
+    """The offline model writes without pausing between words (the demo pauses)."""
+    settings.LLM_OFFLINE_TOKEN_DELAY_MS = 0
+
+
+@pytest.fixture(autouse=True)
 def _fresh_caches():
     _steps_cache.clear()
     _study_cache.clear()
@@ -235,3 +241,41 @@ def streamed_body(response) -> str:
 
         return async_to_sync(collect)().decode()
     return b"".join(response.streaming_content).decode()
+
+
+def load_claim_study(**overrides) -> Study:
+    """The demo's design-B study (claims, a debater configuration), live."""
+    from debates.claims_import import claims_import
+    from debates.demo.claim_debate import CLAIM_DEBATE_STUDY, CLAIMS_FILE, DEBATERS
+    from debates.models import Claim, DebaterConfig, StudyClaim
+
+    claims_import(text=CLAIMS_FILE.read_text(encoding="utf-8"))
+    for spec in DEBATERS:
+        DebaterConfig.objects.get_or_create(name=spec["name"], defaults=spec)
+    study = study_build(spec={**CLAIM_DEBATE_STUDY, **overrides})
+    for claim in Claim.objects.all():
+        StudyClaim.objects.create(study=study, claim=claim)
+    study_set_status(study=study, status=Study.Status.LIVE)
+    return study
+
+
+@pytest.fixture
+def claim_study(db) -> Study:
+    return load_claim_study()
+
+
+def drain_turns(session_id: int, limit: int = 20) -> int:
+    """Generate every AI turn that is due, here and now (unit tests: no worker runs)."""
+    from asgiref.sync import async_to_sync
+
+    from debates import runner
+    from debates.models import LiveTurn
+
+    done = 0
+    for _ in range(limit):
+        turn = LiveTurn.objects.filter(session_id=session_id, status=LiveTurn.Status.PENDING).first()
+        if turn is None:
+            return done
+        async_to_sync(runner.run_turn)(turn.pk)
+        done += 1
+    raise AssertionError("turns kept coming")

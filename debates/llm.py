@@ -19,6 +19,7 @@ import hashlib
 import json
 import random
 import time
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -108,7 +109,7 @@ async def _with_retries(request: LLMRequest, attempt: Callable, backend: str) ->
             error.total_ms = int((time.monotonic() - started) * 1000)
             if error.partial or not error.retryable or number == tries:
                 raise
-            await asyncio.sleep(_backoff(number, error.retry_after))
+            await asyncio.sleep(backoff(number, error.retry_after))
             continue
         result.attempts = number
         result.total_ms = int((time.monotonic() - started) * 1000)
@@ -116,7 +117,7 @@ async def _with_retries(request: LLMRequest, attempt: Callable, backend: str) ->
     raise AssertionError("unreachable")
 
 
-def _backoff(number: int, retry_after: float | None) -> float:
+def backoff(number: int, retry_after: float | None) -> float:
     if retry_after is not None:
         return min(max(retry_after, 0.0), MAX_BACKOFF_S)
     base = settings.LLM_BACKOFF_S * (2 ** (number - 1))
@@ -125,16 +126,16 @@ def _backoff(number: int, retry_after: float | None) -> float:
 
 # --- OpenAI-compatible endpoints ---------------------------------------------------------
 
-_clients: dict[tuple, object] = {}
+_clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _client():
     """One AsyncOpenAI client per event loop (its HTTP pool belongs to the loop)."""
     from openai import AsyncOpenAI
 
-    loop = asyncio.get_running_loop()
-    key = (id(loop), settings.OPENAI_BASE_URL, settings.OPENAI_API_KEY)
-    client = _clients.get(key)
+    per_loop = _clients.setdefault(asyncio.get_running_loop(), {})
+    key = (settings.OPENAI_BASE_URL, settings.OPENAI_API_KEY, settings.LLM_TIMEOUT_S)
+    client = per_loop.get(key)
     if client is None:
         client = AsyncOpenAI(
             base_url=settings.OPENAI_BASE_URL or None,
@@ -142,7 +143,7 @@ def _client():
             max_retries=0,  # retries are ours: they must not repeat a stream already shown
             timeout=settings.LLM_TIMEOUT_S,
         )
-        _clients[key] = client
+        per_loop[key] = client
     return client
 
 

@@ -15,6 +15,7 @@ the buffer (the turn in progress).
 from __future__ import annotations
 
 import asyncio
+import weakref
 from typing import Literal, TypedDict
 
 from asgiref.sync import async_to_sync
@@ -125,16 +126,16 @@ class _RedisBuffer:
     TTL_S = 3600
 
     def __init__(self) -> None:
-        self._clients: dict[int, object] = {}
+        self._clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def _client(self):
         import redis.asyncio as redis
 
         loop = asyncio.get_running_loop()
-        client = self._clients.get(id(loop))
+        client = self._clients.get(loop)
         if client is None:
             client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=None)
-            self._clients[id(loop)] = client
+            self._clients[loop] = client
         return client
 
     def _key(self, turn_id: int) -> str:

@@ -143,7 +143,7 @@ async def _after_failure(turn, error: llm.LLMError, shown: bool) -> None:
         await abroadcast(
             turn.session_id, TurnReset(type="turn.reset", seq=turn.seq, attempt=attempt, message=message)
         )
-        dispatch(turn.pk, delay=llm._backoff(attempt, error.retry_after))
+        await db(live_services.turn_enqueue)(turn_id=turn.pk, delay=llm.backoff(attempt, error.retry_after))
     elif outcome == "failed":
         await abroadcast(
             turn.session_id,

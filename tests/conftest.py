@@ -31,6 +31,8 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason="needs Redis (REDIS_URL)"))
         if "sqlite" in item.keywords and on_postgres:
             item.add_marker(pytest.mark.skip(reason="exercises the SQLite default"))
+        if "embedded" in item.keywords and on_redis:
+            item.add_marker(pytest.mark.skip(reason="in-process layer only; Redis has its own"))
 
 
 @pytest.fixture(autouse=True)

@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -96,15 +97,33 @@ def asgi_server(workers: int = 1, **env: str) -> Iterator[str]:
 
 @contextlib.contextmanager
 def celery_worker(*extra_args: str, **env: str) -> Iterator[subprocess.Popen]:
-    """Run a real Celery worker (needs REDIS_URL) until the block ends."""
+    """Run a real Celery worker (needs REDIS_URL) until the block ends; waits until it is
+    ready. Its log is in `process.log_path`."""
     if not settings.REDIS_URL:
         raise RuntimeError("a Celery worker needs REDIS_URL")
     args = [str(BIN / "celery"), "-A", "config", "worker", "--loglevel", "INFO", "--concurrency", "1"]
     args += ["--without-gossip", "--without-mingle", "--without-heartbeat", *extra_args]
+    log = tempfile.NamedTemporaryFile("w+", prefix="celery-", suffix=".log", delete=False)  # noqa: SIM115
     process = subprocess.Popen(
-        args, cwd=ROOT, env=server_env(**env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        args, cwd=ROOT, env=server_env(**env), stdout=log, stderr=subprocess.STDOUT, text=True
     )
+    process.log_path = log.name
     try:
+        wait_for_log(process, "ready.")
         yield process
     finally:
         stop(process)
+        log.close()
+
+
+def wait_for_log(process: subprocess.Popen, text: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if text in Path(process.log_path).read_text(errors="replace"):
+            return
+        if process.poll() is not None:
+            break
+        time.sleep(0.1)
+    raise RuntimeError(
+        f"no {text!r} in the log: {Path(process.log_path).read_text(errors='replace')[-3000:]}"
+    )

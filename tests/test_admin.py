@@ -138,6 +138,10 @@ class TestStepConfiguration:
             "study_dialogues-INITIAL_FORMS": 0,
             "study_dialogues-MIN_NUM_FORMS": 0,
             "study_dialogues-MAX_NUM_FORMS": 1000,
+            "study_claims-TOTAL_FORMS": 0,
+            "study_claims-INITIAL_FORMS": 0,
+            "study_claims-MIN_NUM_FORMS": 0,
+            "study_claims-MAX_NUM_FORMS": 1000,
         }
         for n, (step, position) in enumerate(zip(steps, [2, 1, 3])):
             data.update(

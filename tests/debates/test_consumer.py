@@ -11,7 +11,7 @@ from debates.models import LiveSession, LiveTurn
 from tests.conftest import Walker
 from tests.wsclient import ASGIWebsocket
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.embedded]
 
 
 def chat_phase(study, protocol="debate") -> tuple[Walker, LiveSession]:

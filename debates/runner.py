@@ -44,33 +44,61 @@ def db(fn):
 
 
 class Relay:
-    """Coalesces streamed text into frames and keeps the turn's heartbeat."""
+    """Coalesces streamed text into frames and keeps the turn's heartbeat.
+
+    A frame goes out at once if the last one left at least LIVE_FLUSH_MS ago; otherwise
+    the text waits for a timer that fires when that interval is up. So a stream sends at
+    most 1000/LIVE_FLUSH_MS frames a second, and no text waits longer than the interval.
+    """
 
     def __init__(self, turn) -> None:
         self.turn = turn
         self.session_id = turn.session_id
         self.pending: list[str] = []
         self.sent = 0  # characters broadcast so far
-        self.last_flush = time.monotonic()
+        self.last_flush = 0.0
         self.interval = settings.LIVE_FLUSH_MS / 1000
+        self._lock = asyncio.Lock()
+        self._timer: asyncio.TimerHandle | None = None
+        self._flushing: set[asyncio.Task] = set()
         self._heartbeat: asyncio.Task | None = None
 
     async def on_text(self, piece: str) -> None:
         self.pending.append(piece)
-        if time.monotonic() - self.last_flush >= self.interval:
+        if self._timer is not None:
+            return
+        wait = self.interval - (time.monotonic() - self.last_flush)
+        if wait <= 0:
             await self.flush()
+        else:
+            self._timer = asyncio.get_running_loop().call_later(wait, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        task = asyncio.ensure_future(self.flush())
+        self._flushing.add(task)
+        task.add_done_callback(self._flushing.discard)
 
     async def flush(self) -> None:
-        self.last_flush = time.monotonic()
-        if not self.pending:
-            return
-        text = "".join(self.pending)
-        self.pending.clear()
-        await stream_buffer().append(self.turn.pk, text)  # before the broadcast: see realtime
-        await abroadcast(
-            self.session_id, TurnDelta(type="turn.delta", seq=self.turn.seq, offset=self.sent, text=text)
-        )
-        self.sent += len(text)
+        """Send what is pending (in order: frames never overtake each other)."""
+        async with self._lock:
+            self.last_flush = time.monotonic()
+            if not self.pending:
+                return
+            text = "".join(self.pending)
+            self.pending.clear()
+            await stream_buffer().append(self.turn.pk, text)  # before the broadcast: see realtime
+            delta = TurnDelta(type="turn.delta", seq=self.turn.seq, offset=self.sent, text=text)
+            await abroadcast(self.session_id, delta)
+            self.sent += len(text)
+
+    async def finish(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._flushing:
+            await asyncio.gather(*self._flushing, return_exceptions=True)
+        await self.flush()
 
     def start_heartbeat(self) -> None:
         async def beat():
@@ -80,9 +108,12 @@ class Relay:
 
         self._heartbeat = asyncio.ensure_future(beat())
 
-    def stop_heartbeat(self) -> None:
+    def stop(self) -> None:
         if self._heartbeat is not None:
             self._heartbeat.cancel()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
 
 async def run_turn(turn_id: int) -> None:
@@ -107,9 +138,9 @@ async def run_turn(turn_id: int) -> None:
     role = live_services.ROLE_OF[turn.speaker]
     try:
         result = await llm.stream(request, relay.on_text)
-        await relay.flush()
+        await relay.finish()
     except llm.LLMError as error:
-        await relay.flush()
+        await relay.finish()
         await db(live_services.llm_call_record)(
             session=session, turn=turn, role=role, config=config, request=request, error=error
         )
@@ -122,7 +153,7 @@ async def run_turn(turn_id: int) -> None:
         )
         return
     finally:
-        relay.stop_heartbeat()
+        relay.stop()
     stored = await db(live_services.turn_done)(turn_id=turn.pk, text=result.text)
     await db(live_services.llm_call_record)(
         session=session, turn=turn, role=role, config=config, request=request, result=result

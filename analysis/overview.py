@@ -8,7 +8,7 @@ from collections import Counter
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from debates.models import DialogueAssignment, StudyDialogue
+from debates.models import DialogueAssignment, LiveSession, StudyClaim, StudyDialogue
 from participants.models import Exclusion, Participant
 from studies.models import Study
 from studies.services import study_steps
@@ -43,6 +43,11 @@ def study_overview(study: Study) -> dict:
         "expired_active": expired_active,
         "steps": steps,
         "dialogues": dialogue_fill_rows(study, now),
+        "claims": claim_fill_rows(study, now),
+        "claim_study": StudyClaim.objects.filter(study=study).exists(),
+        "live_now": LiveSession.objects.filter(
+            participant__study=study, participant__is_preview=False, phase=LiveSession.Phase.CHAT
+        ).count(),
         "exclusions": [
             {"label": label, "count": exclusions.get(value, 0)} for value, label in Exclusion.Reason.choices
         ],
@@ -92,3 +97,26 @@ def dialogue_fill_rows(study: Study, now) -> list[dict]:
             }
         )
     return rows
+
+
+def claim_fill_rows(study: Study, now) -> list[dict]:
+    """Places per screening group × protocol × claim (design B)."""
+    completed = Q(participant__status=Participant.Status.COMPLETED, participant__excluded=False)
+    leased = Q(participant__status=Participant.Status.ACTIVE, participant__expires_at__gt=now)
+    rows = (
+        LiveSession.objects.filter(participant__study=study, participant__is_preview=False)
+        .values("group", "protocol", "claim__slug")
+        .annotate(done=Count("id", filter=completed), leased=Count("id", filter=leased))
+        .order_by("group", "protocol", "claim__slug")
+    )
+    return [
+        {
+            **row,
+            "held": row["done"] + row["leased"],
+            "target": study.target_per_item,
+            "percent": min(100, round(100 * (row["done"] + row["leased"]) / study.target_per_item))
+            if study.target_per_item
+            else 0,
+        }
+        for row in rows
+    ]

@@ -28,6 +28,8 @@
   var waiting = false; // our question is on its way
   var reconnects = 0;
   var failedMessage = "";
+  var errorMessage = ""; // the server refused our last message: shown until the next event
+  var wasJudgeTurn = false;
 
   function sideLabel(speaker) {
     var side = state.sides && state.sides[speaker];
@@ -125,8 +127,14 @@
     sendButton.disabled = passButton.disabled = !judgeTurn;
     retryBox.hidden = !failed() || !connected;
     if (finish) finish.disabled = !(state.done || failed());
+    if (judgeTurn && !wasJudgeTurn) {
+      // On a phone the question box can be far below: bring it into view when it opens.
+      composer.scrollIntoView({ block: "nearest", behavior: "smooth" });
+    }
+    wasJudgeTurn = judgeTurn;
     var text;
-    if (!connected) text = "Connection lost — reconnecting…";
+    if (errorMessage) text = errorMessage;
+    else if (!connected) text = "Connection lost — reconnecting…";
     else if (failed()) text = failedMessage || "The AI could not reply just now.";
     else if (busy) text = names[busy.speaker] + " is writing…";
     else if (state.done) text = "The conversation is over. Continue to your final answer.";
@@ -138,6 +146,7 @@
   }
 
   function handle(m) {
+    if (m.type !== "error") errorMessage = "";
     switch (m.type) {
       case "snapshot":
         turns = {};
@@ -170,19 +179,20 @@
       case "judge.message":
         waiting = false;
         question.value = "";
+        state.next = ""; // the new state follows; until then it is not the judge's turn
         upsert({ seq: m.seq, speaker: "J", round: m.round, target: m.target, text: m.text, status: "done" });
         break;
       case "error":
         waiting = false;
-        statusLine.textContent = m.message;
-        refresh();
-        return;
+        errorMessage = m.message;
+        break;
     }
     refresh();
   }
 
   function send(target, text) {
-    if (!socket || !connected) return;
+    if (!socket || !connected || waiting) return;
+    errorMessage = "";
     waiting = true;
     socket.send(JSON.stringify({ type: "ask", target: target, text: text }));
     refresh();

@@ -557,3 +557,20 @@ def test_on_a_phone_the_chat_has_no_horizontal_scrolling_and_its_question_box_an
     no_horizontal_scrolling()
     screenshot(page, "live-phone-final")
     assert heading(page) == "Claim 1 of 2"
+
+
+def test_a_refused_message_is_explained_and_the_judge_may_send_again(server, context, study):
+    use_model("tps=300:tokens=10")
+    page = context.new_page()
+    reach_chat(page, server, study, "debate")
+    wait_for_judge_turn(page, shown=2)
+    # A tampered page: the box's length limit removed, 600 characters sent.
+    page.evaluate("document.getElementById('question').removeAttribute('maxlength')")
+    page.get_by_label("Your question").fill("x" * 600)
+    page.get_by_role("button", name="Send question").click()
+    expect(status(page)).to_have_text("Please keep your message under 500 characters.")
+    expect(composer(page)).to_be_visible()  # still the judge's turn: nothing was stored
+    page.get_by_label("Your question").fill("A shorter question?")
+    page.get_by_role("button", name="Send question").click()
+    expect(composer(page)).to_be_hidden()
+    expect(page.locator("#chat > li.msg-j .msg-text")).to_have_text("A shorter question?")

@@ -1,23 +1,27 @@
 """The judge's websocket: authenticate, join the session's group, relay, and pass the
-judge's messages to the services. No model calls and no protocol logic live here."""
+judge's messages to the services. No model calls and no protocol logic live here.
+
+Database calls go through the turn runner's small thread pool rather than the server's one
+shared thread, so a hundred judges asking at once do not queue behind each other and
+behind page requests (bench/live)."""
 
 from __future__ import annotations
 
 import json
 import time
 
-from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from debates import live_services, runner
 from debates.models import LiveSession, LiveTurn
 from debates.realtime import EVENT, JudgeMessage, abroadcast, group_name, stream_buffer
+from debates.runner import db
 from participants.services import participant_by_token, participant_current_step
 
 MAX_MESSAGES_PER_MINUTE = 30
 
 
-@database_sync_to_async
+@db
 def session_for_token(token: str) -> LiveSession | None:
     """The live session of this participant's current step, if it is in its chat phase."""
     participant = participant_by_token(token)
@@ -33,7 +37,7 @@ def session_for_token(token: str) -> LiveSession | None:
     )
 
 
-@database_sync_to_async
+@db
 def kick(session_id: int) -> None:
     """On (re)connection: make sure the next turn exists and a worker is on it (the
     embedded default has no watchdog of its own)."""
@@ -43,14 +47,14 @@ def kick(session_id: int) -> None:
         runner.dispatch(last.pk)  # a no-op if a live worker holds it
 
 
-@database_sync_to_async
+@db
 def snapshot_rows(session_id: int) -> tuple[LiveSession, list[int]]:
     session = LiveSession.objects.get(pk=session_id)
     streaming = list(session.turns.filter(status=LiveTurn.Status.STREAMING).values_list("pk", flat=True))
     return session, streaming
 
 
-@database_sync_to_async
+@db
 def snapshot(session: LiveSession, partial: dict[int, str]) -> dict:
     return live_services.live_snapshot(session, partial)
 
@@ -114,7 +118,7 @@ class LiveSessionConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json({"type": "error", "message": "Unreadable message."})
             return
         try:
-            turn = await database_sync_to_async(live_services.judge_ask)(
+            turn = await db(live_services.judge_ask)(
                 session_id=self.session_id, participant_id=self.participant_id, text=text, target=target
             )
         except live_services.LiveError as error:
@@ -124,15 +128,11 @@ class LiveSessionConsumer(AsyncJsonWebsocketConsumer):
             type="judge.message", seq=turn.seq, round=turn.round, target=turn.target, text=turn.text
         )
         await abroadcast(self.session_id, message)
-        await abroadcast(
-            self.session_id, await database_sync_to_async(live_services.state_of)(session_id=self.session_id)
-        )
+        await abroadcast(self.session_id, await db(live_services.state_of)(session_id=self.session_id))
 
     async def retry(self) -> None:
         try:
-            await database_sync_to_async(live_services.turn_retry)(
-                session_id=self.session_id, participant_id=self.participant_id
-            )
+            await db(live_services.turn_retry)(session_id=self.session_id, participant_id=self.participant_id)
         except live_services.LiveError as error:
             await self.send_json({"type": "error", "message": str(error)})
 

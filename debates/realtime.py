@@ -134,7 +134,8 @@ class _RedisBuffer:
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
         if client is None:
-            client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=None)
+            # redis-py 8's pool refuses, rather than waits, past max_connections (100).
+            client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=None, max_connections=2000)
             self._clients[loop] = client
         return client
 
@@ -142,10 +143,9 @@ class _RedisBuffer:
         return f"rostrum:turn:{turn_id}:text"
 
     async def append(self, turn_id: int, text: str) -> None:
-        pipe = self._client().pipeline(transaction=False)
-        pipe.append(self._key(turn_id), text)
-        pipe.expire(self._key(turn_id), self.TTL_S)
-        await pipe.execute()
+        length = await self._client().append(self._key(turn_id), text)
+        if length == len(text.encode()):  # the first piece: the key is new, give it a lifetime
+            await self._client().expire(self._key(turn_id), self.TTL_S)
 
     async def get(self, turn_id: int) -> str:
         value = await self._client().get(self._key(turn_id))

@@ -20,8 +20,14 @@ import contextvars
 import logging
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from asgiref.sync import sync_to_async
+
+try:  # as uvicorn's loop: less CPU per streamed frame
+    import uvloop
+except ImportError:  # pragma: no cover - uvloop is in requirements.txt
+    uvloop = None
 from django.conf import settings
 from django.db import close_old_connections, connection
 
@@ -31,24 +37,50 @@ from debates.realtime import TurnDelta, TurnEnd, TurnFailed, TurnReset, TurnStar
 log = logging.getLogger(__name__)
 
 
+_db_pool: ThreadPoolExecutor | None = None
+
+
 def db(fn):
-    """Run ORM code from the loop: in the process's one thread-sensitive thread, with stale
-    connections dropped first (nothing else closes them outside a request)."""
+    """Run ORM code from the loop, with stale connections dropped first (nothing else
+    closes them outside a request). With LIVE_DB_THREADS, on a small pool of threads (each
+    with its connection), so a burst of turns in one worker does not queue on one thread;
+    with 0, on the process's one thread-sensitive thread (the caller's thread in tests)."""
 
     def call(*args, **kwargs):
         if not connection.in_atomic_block:
             close_old_connections()
         return fn(*args, **kwargs)
 
-    return sync_to_async(call, thread_sensitive=True)
+    if settings.LIVE_DB_THREADS <= 0:
+        return sync_to_async(call, thread_sensitive=True)
+    return sync_to_async(call, thread_sensitive=False, executor=_pool())
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _db_pool
+    if _db_pool is None:
+        _db_pool = ThreadPoolExecutor(max_workers=settings.LIVE_DB_THREADS, thread_name_prefix="rostrum-db")
+    return _db_pool
+
+
+_streaming = 0  # turns this process is streaming right now
+
+
+def _load_factor() -> float:
+    """Stretch the frame interval when a process streams many turns at once, so frames per
+    second per process stay about constant: under load, fewer and larger frames instead of
+    a relay that falls behind (bench/live: at 50 streams per process, one frame per token
+    saturated the worker)."""
+    return max(1.0, _streaming / settings.LIVE_STREAMS_PER_INTERVAL)
 
 
 class Relay:
     """Coalesces streamed text into frames and keeps the turn's heartbeat.
 
-    A frame goes out at once if the last one left at least LIVE_FLUSH_MS ago; otherwise
-    the text waits for a timer that fires when that interval is up. So a stream sends at
-    most 1000/LIVE_FLUSH_MS frames a second, and no text waits longer than the interval.
+    A frame goes out at once if the last one left at least the frame interval ago;
+    otherwise the text waits for a timer that fires when the interval is up. The interval
+    is LIVE_FLUSH_MS, stretched under load (see _load_factor), so no text waits longer
+    than it and a stream sends at most 1000/LIVE_FLUSH_MS frames a second.
     """
 
     def __init__(self, turn) -> None:
@@ -67,7 +99,7 @@ class Relay:
         self.pending.append(piece)
         if self._timer is not None:
             return
-        wait = self.interval - (time.monotonic() - self.last_flush)
+        wait = self.interval * _load_factor() - (time.monotonic() - self.last_flush)
         if wait <= 0:
             await self.flush()
         else:
@@ -132,8 +164,10 @@ async def run_turn(turn_id: int) -> None:
             type="turn.start", seq=turn.seq, speaker=turn.speaker, round=turn.round, attempt=turn.attempts
         ),
     )
+    global _streaming
     relay = Relay(turn)
     relay.start_heartbeat()
+    _streaming += 1
     config = session.config_for(turn.speaker)
     role = live_services.ROLE_OF[turn.speaker]
     try:
@@ -153,6 +187,7 @@ async def run_turn(turn_id: int) -> None:
         )
         return
     finally:
+        _streaming -= 1
         relay.stop()
     stored = await db(live_services.turn_done)(turn_id=turn.pk, text=result.text)
     await db(live_services.llm_call_record)(
@@ -247,7 +282,7 @@ def process_loop() -> asyncio.AbstractEventLoop:
     global _process_loop
     with _process_lock:
         if _process_loop is None or _process_loop.is_closed():
-            loop = asyncio.new_event_loop()
+            loop = uvloop.new_event_loop() if uvloop else asyncio.new_event_loop()
             threading.Thread(target=loop.run_forever, name="rostrum-turns", daemon=True).start()
             _process_loop = loop
     return _process_loop

@@ -39,6 +39,8 @@ def pytest_collection_modifyitems(config, items):
 def _instant_offline_model(settings):
     """The offline model writes without pausing between words (the demo pauses)."""
     settings.LLM_OFFLINE_TOKEN_DELAY_MS = 0
+    # Turn writers run their ORM calls in the test's own thread, inside its transaction.
+    settings.LIVE_DB_THREADS = 0
 
 
 @pytest.fixture(autouse=True)

@@ -36,6 +36,11 @@ A stream sends its headers at once, then after ``ttft`` the role chunk and the f
 together, then one token per chunk. With the header ``X-Record-Timing: 1`` the server keeps,
 per stream, when it sent each token (ms after the request arrived: ``ttft_ms``, ``gaps_ms``)
 and lists the last 5,000 under ``timings`` in ``/_stats`` (``/_stats?timings=0`` leaves them out).
+``FakeLLM(record_timing=True)`` (command line: ``--record-timing``) records every stream, header
+or not. Each record also has the wall-clock times (``time.time()``, seconds) of the request's
+arrival and of every token sent (``arrived_at``, ``sent_at``), and ``messages_sha256``
+(``messages_digest`` of the request's messages), so a benchmark on the same host can match a
+request to what its client saw.
 
 What the ``openai`` client (3.51) raises: a ``fail`` status as ``BadRequestError`` (400),
 ``AuthenticationError`` (401), ``PermissionDeniedError`` (403), ``NotFoundError`` (404),
@@ -226,6 +231,13 @@ def last_user_text(messages: Iterable[Mapping[str, Any]]) -> str:
     return texts[-1] if texts else ""
 
 
+def messages_digest(messages: Any) -> str:
+    """SHA-256 of the messages as canonical JSON (sorted keys, no spaces, UTF-8): how a
+    caller that kept the messages it sent finds this server's record of the request."""
+    blob = json.dumps(messages, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
 def reply_words(base: str, last_user: str, count: int) -> list[int]:
     """Vocabulary indices of the reply; a longer reply starts with the shorter one."""
     digest = hashlib.blake2b(f"{base}\x00{last_user}".encode(), digest_size=8).digest()
@@ -384,13 +396,23 @@ class Stats:
         with self._lock:
             self._totals[name] += amount
 
-    def timing(self, key: str, arrived: float, sent: list[float]) -> None:
+    def timing(self, key: str, arrived: float, sent: list[float], messages: Any = None) -> None:
+        """Record one stream: ``arrived`` and ``sent`` are ``time.perf_counter()`` readings."""
         if not sent:
             return
         ms = [round((t - arrived) * 1000, 3) for t in sent]
         gaps = [round(b - a, 3) for a, b in zip(ms, ms[1:])]
+        wall = time.time() - time.perf_counter()  # perf_counter -> time.time() (same host clock)
+        record = {
+            "scenario": key,
+            "ttft_ms": ms[0],
+            "gaps_ms": gaps,
+            "arrived_at": round(arrived + wall, 6),
+            "sent_at": [round(t + wall, 6) for t in sent],
+            "messages_sha256": messages_digest(messages) if messages is not None else None,
+        }
         with self._lock:
-            self._timings.append({"scenario": key, "ttft_ms": ms[0], "gaps_ms": gaps})
+            self._timings.append(record)
 
     def snapshot(self, timings: bool = True) -> dict[str, Any]:
         with self._lock:
@@ -525,9 +547,15 @@ def usage(prompt: int, completion: int) -> dict[str, int]:
 class FakeLLM:
     """The ASGI application; each instance has its own counters."""
 
-    def __init__(self, models: Iterable[str] = DEFAULT_MODELS, timing_cap: int = TIMING_CAP) -> None:
+    def __init__(
+        self,
+        models: Iterable[str] = DEFAULT_MODELS,
+        timing_cap: int = TIMING_CAP,
+        record_timing: bool = False,
+    ) -> None:
         self.models = tuple(models)
         self.stats = Stats(timing_cap)
+        self.record_timing = record_timing  # every stream, not only those asking by header
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -667,8 +695,8 @@ class FakeLLM:
         first_due = arrived + scenario.timeout + scenario.ttft
         sent = await self.send_tokens(exchange, frames, words, first_due, scenario.tps)
         self.stats.add("streamed")
-        if request.record_timing:
-            self.stats.timing(request.key, arrived, sent)
+        if request.record_timing or self.record_timing:
+            self.stats.timing(request.key, arrived, sent, request.messages)
         if cut:
             self.stats.add("cut")
             self.stats.add("completion_tokens", len(words))
@@ -850,12 +878,16 @@ def wait_healthy(url: str, process: subprocess.Popen[bytes], timeout: float) -> 
 
 
 @contextlib.contextmanager
-def run_in_subprocess(port: int = 0, models: Iterable[str] = (), timeout: float = 20.0) -> Iterator[str]:
+def run_in_subprocess(
+    port: int = 0, models: Iterable[str] = (), timeout: float = 20.0, record_timing: bool = False
+) -> Iterator[str]:
     """``python tests/fakellm.py --port P`` as a separate process; yields its base URL (…/v1)."""
     port = port or free_port()
     command = [sys.executable, str(Path(__file__).resolve()), "--port", str(port)]
     for model in models:
         command += ["--model", model]
+    if record_timing:
+        command.append("--record-timing")
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     process = subprocess.Popen(command, cwd=ROOT, env=env)
     try:
@@ -880,8 +912,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8999)
     parser.add_argument("--model", action="append", help="a model name for /v1/models (repeatable)")
+    parser.add_argument(
+        "--record-timing",
+        action="store_true",
+        help="record every stream's timings (not only those sent with X-Record-Timing: 1)",
+    )
+    parser.add_argument("--timing-cap", type=int, default=TIMING_CAP, help="timing records kept (the last N)")
     args = parser.parse_args(argv)
-    application = FakeLLM(args.model or DEFAULT_MODELS)
+    application = FakeLLM(
+        args.model or DEFAULT_MODELS, timing_cap=args.timing_cap, record_timing=args.record_timing
+    )
     uvicorn.Server(uvicorn_config(application, args.host, args.port)).run()
 
 

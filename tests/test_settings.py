@@ -57,7 +57,7 @@ def test_database_and_redis_urls_switch_to_production_parts():
         "6543",
         "0",
         "True",
-        "channels_redis.core.RedisChannelLayer",
+        "channels_redis.pubsub.RedisPubSubChannelLayer",
         "False",
         "redis://cache:6379/2",
     ]

@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: demo test install install-dev lint bench-arrivals clean
+.PHONY: demo test install install-dev lint bench-arrivals bench-live clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,11 @@ lint: install-dev
 
 bench-arrivals: install-dev
 	$(BIN)/python bench/arrivals.py
+
+bench-live: install-dev
+	$(BIN)/python bench/live.py --streams 50
+	$(BIN)/python bench/live.py --streams 100 --idle 500
+	$(BIN)/python bench/live.py --streams 50 --mode embedded --idle 500
 
 clean:
 	rm -rf $(VENV) var

@@ -83,6 +83,7 @@ class DebaterConfig(models.Model):
 
     class Meta:
         ordering = ["name"]
+        verbose_name = "debater configuration"
 
     def __str__(self) -> str:
         return self.name
@@ -214,3 +215,5 @@ class LLMCall(models.Model):
     class Meta:
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["study", "created_at"])]
+        verbose_name = "model call"
+        verbose_name_plural = "model calls (LLM log)"

@@ -5,20 +5,24 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin, messages
 from django.db.models import Count, Q, Sum
+from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from analysis.pairwise import bradley_terry, win_matrix
 from debates.claims_import import claims_import
 from debates.importing import ImportInvalid, cases_import, decode
 from debates.models import (
     BiasReport,
     Case,
     Claim,
+    Comparison,
     DebaterConfig,
     Dialogue,
     DialogueAssignment,
+    InstanceSet,
     Judgement,
     LiveSession,
     LiveTurn,
@@ -27,6 +31,8 @@ from debates.models import (
     StudyDialogue,
     Turn,
 )
+from debates.pairwise import instance_set_from_dialogues
+from debates.pairwise_io import set_csv_lines, set_import, set_json
 from debates.prompts import PromptError, check_template
 from studies import admin as studies_admin
 
@@ -333,3 +339,171 @@ def llm_totals(queryset) -> list[dict]:
         .order_by("study__slug")
     )
     return list(rows)
+
+
+# --- Pairwise comparisons (design D) ---------------------------------------------------------
+
+
+class InstanceSetImportForm(ImportForm):
+    into = forms.ModelChoiceField(
+        queryset=InstanceSet.objects.all(),
+        required=False,
+        help_text="CSV files only: the set the instances go into (a JSON file names its own set).",
+    )
+
+
+@admin.register(InstanceSet)
+class InstanceSetAdmin(admin.ModelAdmin):
+    list_display = ["slug", "title", "instance_count", "per_pair", "annotations_per_instance", "links"]
+    readonly_fields = ["shortfalls", "created_at"]
+    actions = ["build_from_dialogues"]
+    change_list_template = "admin/debates/instanceset/change_list.html"
+
+    def get_urls(self):
+        wrap = self.admin_site.admin_view
+        return [
+            path("import/", wrap(self.import_view), name="debates_instanceset_import"),
+            path("<int:set_id>/export.<str:fmt>", wrap(self.export_view), name="debates_instanceset_export"),
+            path("<int:set_id>/ranking/", wrap(self.ranking_view), name="debates_instanceset_ranking"),
+            *super().get_urls(),
+        ]
+
+    @admin.display(description="Instances")
+    def instance_count(self, pool: InstanceSet) -> int:
+        return pool.instances.count()
+
+    @admin.display(description="")
+    def links(self, pool: InstanceSet) -> str:
+        return format_html(
+            '<a href="{}">Ranking</a> · <a href="{}">JSON</a> · <a href="{}">CSV</a>',
+            reverse("admin:debates_instanceset_ranking", args=[pool.pk]),
+            reverse("admin:debates_instanceset_export", args=[pool.pk, "json"]),
+            reverse("admin:debates_instanceset_export", args=[pool.pk, "csv"]),
+        )
+
+    @admin.action(description="Build the instances from all pre-generated dialogues (seeded)")
+    def build_from_dialogues(self, request, queryset):
+        dialogues = list(Dialogue.objects.select_related("case"))
+        for pool in queryset:
+            try:
+                sample = instance_set_from_dialogues(instance_set=pool, dialogues=dialogues)
+            except ValueError as error:
+                self.message_user(request, f"{pool.slug}: {error}", messages.ERROR)
+                continue
+            note = (
+                f"; {len(sample.shortfalls)} pair/stance cells had too few candidates"
+                if sample.shortfalls
+                else ""
+            )
+            self.message_user(request, f"{pool.slug}: {len(sample.pairs)} instances{note}.")
+
+    def import_view(self, request):
+        if not request.user.has_perm("debates.add_instanceset"):
+            return redirect("admin:index")
+        form = InstanceSetImportForm(request.POST or None, request.FILES or None)
+        problems = []
+        if request.method == "POST" and form.is_valid():
+            upload = form.cleaned_data["file"]
+            try:
+                pool = set_import(
+                    text=decode(upload.read()), filename=upload.name, into=form.cleaned_data["into"]
+                )
+            except ImportInvalid as invalid:
+                problems = invalid.problems
+            else:
+                self.message_user(request, f"Imported {pool.slug!r}: {pool.instances.count()} instances.")
+                return redirect("admin:debates_instanceset_changelist")
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": "Import an instance set",
+            "form": form,
+            "problems": problems,
+        }
+        return TemplateResponse(request, "admin/debates/case/import.html", context)
+
+    def export_view(self, request, set_id: int, fmt: str):
+        pool = InstanceSet.objects.filter(pk=set_id).first()
+        if pool is None or fmt not in ("json", "csv") or not self.has_view_permission(request):
+            raise Http404
+        if fmt == "json":
+            response = HttpResponse(set_json(pool), content_type="application/json")
+        else:
+            response = StreamingHttpResponse(set_csv_lines(pool), content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{pool.slug}.{fmt}"'
+        return response
+
+    def ranking_view(self, request, set_id: int):
+        pool = InstanceSet.objects.filter(pk=set_id).first()
+        if pool is None or not self.has_view_permission(request):
+            raise Http404
+        outcomes = valid_outcomes(pool)
+        labels, wins = win_matrix(
+            outcomes,
+            sorted(
+                {i.interlocutor_1 for i in pool.instances.all()}
+                | {i.interlocutor_2 for i in pool.instances.all()}
+            ),
+        )
+        ranking = bradley_terry(labels, wins)
+        fill = pool.instances.annotate(
+            valid=Count(
+                "comparisons",
+                filter=Q(
+                    comparisons__is_check=False,
+                    comparisons__answered_at__isnull=False,
+                    comparisons__participant__status="completed",
+                    comparisons__participant__excluded=False,
+                ),
+            )
+        ).values_list("valid", flat=True)
+        complete = sum(1 for n in fill if n >= pool.annotations_per_instance)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": f"Ranking: {pool.title}",
+            "pool": pool,
+            "comparisons": len(outcomes),
+            "complete": complete,
+            "instances": len(fill),
+            "rows": [
+                {
+                    "label": label,
+                    "strength": strength,
+                    "wins": [wins[labels.index(label), j] for j in range(len(labels))],
+                }
+                for label, strength in ranking.ordered()
+            ],
+            "labels": labels,
+        }
+        return TemplateResponse(request, "admin/debates/instanceset/ranking.html", context)
+
+
+def valid_outcomes(pool: InstanceSet) -> list[tuple[str, str, str]]:
+    """(interlocutor 1, interlocutor 2, winner) of every answer that counts."""
+    rows = Comparison.objects.filter(
+        instance__instance_set=pool,
+        is_check=False,
+        answered_at__isnull=False,
+        participant__status="completed",
+        participant__excluded=False,
+        participant__is_preview=False,
+    ).select_related("instance")
+    return [(c.instance.interlocutor_1, c.instance.interlocutor_2, c.winner) for c in rows]
+
+
+@admin.register(Comparison)
+class ComparisonAdmin(ReadOnlyAdmin):
+    list_display = [
+        "participant",
+        "instance",
+        "order",
+        "is_check",
+        "choice",
+        "confidence",
+        "check_passed",
+        "answered_at",
+    ]
+    list_filter = ["instance__instance_set", "is_check", "check_passed", "participant__study"]
+    search_fields = ["participant__prolific_pid"]
+    list_select_related = ["participant", "instance__instance_set"]

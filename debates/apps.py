@@ -5,4 +5,4 @@ class DebatesConfig(AppConfig):
     name = "debates"
 
     def ready(self) -> None:
-        from debates import live_steps, services, steps  # noqa: F401  (register step kinds, place keeper)
+        from debates import live_steps, pairwise, pairwise_steps, services, steps  # noqa: F401  (kinds, keepers)

@@ -198,6 +198,8 @@ class Walker:
             overrides = {"_active_ms": str(self.read_seconds * 900), **(overrides or {})}
         if form.kind == "recall_check" and "answer" not in (overrides or {}):
             overrides = {"answer": self.recall_answer(), **(overrides or {})}  # an attentive reader
+        if form.kind == "pairwise" and "choice" not in (overrides or {}):
+            overrides = {"choice": self.comparison_answer(form.hidden.get("_item")), **(overrides or {})}
         response = self.client.post(self.url, default_answers(form, overrides))
         if response.status_code in (302, 303) and not response["Location"].startswith("/"):
             self.exit_url = response["Location"]
@@ -208,6 +210,13 @@ class Walker:
 
         dialogue = DialogueAssignment.objects.get(participant__prolific_pid=self.pid).dialogue
         return dialogue.case.recall.get("answer") or dialogue.suspect_for("A")
+
+    def comparison_answer(self, order: str | None) -> str:
+        """An attentive annotator: follows a check's instruction, else prefers Debate 1."""
+        from debates.models import Comparison
+
+        current = Comparison.objects.filter(participant__prolific_pid=self.pid, order=order).first()
+        return current.check_answer if current is not None and current.is_check else "debate1"
 
     def walk(self, answers: dict[str, dict] | None = None, stop_before: str | None = None, limit: int = 30):
         """Answer every step (overrides keyed by step title) until the study ends."""
@@ -283,3 +292,30 @@ def drain_turns(session_id: int, limit: int = 20) -> int:
         async_to_sync(runner.run_turn)(turn.pk)
         done += 1
     raise AssertionError("turns kept coming")
+
+
+PAIRS_SPEC_KEYS = ("slug", "title", "seed", "excerpt_turns", "per_pair", "annotations_per_instance")
+
+
+def load_pairs_study(annotations_per_instance: int = 3, per_pair: int = 4, **study_fields) -> Study:
+    """The demo's design-D study on an instance set built from the demo dialogues."""
+    from debates.demo.persuasion_pairs import PAIRS_SET, PERSUASION_PAIRS_STUDY
+    from debates.models import Dialogue, InstanceSet
+    from debates.pairwise import instance_set_from_dialogues
+
+    cases_import(text=CASES_FILE.read_text(encoding="utf-8"))
+    pool = InstanceSet.objects.filter(slug=PAIRS_SET["slug"]).first()
+    if pool is None:
+        pool = InstanceSet.objects.create(
+            **{**PAIRS_SET, "annotations_per_instance": annotations_per_instance, "per_pair": per_pair}
+        )
+        instance_set_from_dialogues(instance_set=pool, dialogues=list(Dialogue.objects.all()))
+    spec = {**PERSUASION_PAIRS_STUDY, **study_fields}
+    study = study_build(spec=spec)
+    study_set_status(study=study, status=Study.Status.LIVE)
+    return study
+
+
+@pytest.fixture
+def pairs_study(db) -> Study:
+    return load_pairs_study()

@@ -2,6 +2,7 @@
 live AI debates and consultancies about claims (design B, `live`)."""
 
 from debates.models.live import Claim, DebaterConfig, LiveSession, LiveTurn, LLMCall, StudyClaim
+from debates.models.pairwise import Comparison, Excerpt, Instance, InstanceSet
 from debates.models.static import (
     BiasReport,
     Case,
@@ -17,8 +18,12 @@ __all__ = [
     "BiasReport",
     "Case",
     "Claim",
+    "Comparison",
     "DebaterConfig",
     "Dialogue",
+    "Excerpt",
+    "Instance",
+    "InstanceSet",
     "DialogueAssignment",
     "Judgement",
     "LLMCall",

@@ -9,8 +9,10 @@ from django.db import transaction
 from debates.claims_import import claims_import
 from debates.demo.claim_debate import CLAIM_DEBATE_STUDY, CLAIMS_FILE, DEBATERS
 from debates.demo.mystery import CASES_FILE, MYSTERY_STUDY
+from debates.demo.persuasion_pairs import PAIRS_SET, PERSUASION_PAIRS_STUDY
 from debates.importing import cases_import
-from debates.models import Claim, DebaterConfig, Dialogue, StudyClaim, StudyDialogue
+from debates.models import Claim, DebaterConfig, Dialogue, InstanceSet, StudyClaim, StudyDialogue
+from debates.pairwise import instance_set_from_dialogues
 from studies.models import Study
 from studies.services import study_build, study_set_status
 
@@ -30,9 +32,10 @@ class Command(BaseCommand):
         study = self.mystery_study()
         self.stdout.write(f"Demo claims: {claims_import(text=CLAIMS_FILE.read_text(encoding='utf-8'))}")
         live = self.claim_study()
+        pairs = self.pairs_study()
         if admin:
             self.admin_login(base_url)
-        self.print_links(base_url, [study, live])
+        self.print_links(base_url, [study, live, pairs])
 
     @transaction.atomic
     def mystery_study(self) -> Study:
@@ -59,6 +62,21 @@ class Command(BaseCommand):
             StudyClaim.objects.get_or_create(study=study, claim=claim)
         if study.status == Study.Status.DRAFT:
             study_set_status(study=study, status=Study.Status.LIVE)
+        return study
+
+    @transaction.atomic
+    def pairs_study(self) -> Study:
+        pool = InstanceSet.objects.filter(slug=PAIRS_SET["slug"]).first()
+        if pool is None:
+            pool = InstanceSet.objects.create(**PAIRS_SET)
+            dialogues = list(Dialogue.objects.filter(case__slug__in=["lighthouse-ledger", "orchard-recital"]))
+            sample = instance_set_from_dialogues(instance_set=pool, dialogues=dialogues)
+            self.stdout.write(f"Built instance set {pool.slug!r}: {len(sample.pairs)} instances")
+        study = Study.objects.filter(slug=PERSUASION_PAIRS_STUDY["slug"]).first()
+        if study is None:
+            study = study_build(spec=PERSUASION_PAIRS_STUDY)
+            study_set_status(study=study, status=Study.Status.LIVE)
+            self.stdout.write(f"Created study {study.slug!r}")
         return study
 
     def demo_claim_slugs(self) -> list[str]:

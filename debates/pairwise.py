@@ -1,0 +1,297 @@
+"""Pairwise persuasiveness comparisons (study design D, paper 003 §5 and appendix D).
+
+- Excerpts: k consecutive turns of a debate, seen from one side, which becomes Speaker A.
+- The sampler: for every unordered pair of interlocutors, m instances, half with Speaker A
+  on each stance, each pairing excerpts of two different debates, drawn without
+  replacement with a seed (the same seed rebuilds the same set).
+- Assignment: n instances and j attention checks per annotator; each instance collects
+  exactly r valid annotations (completed, checks passed, not excluded) plus live leases;
+  no annotator (by PROLIFIC_PID) sees an instance twice in a pool.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+from itertools import combinations
+
+from django.db import transaction
+from django.db.models import Count
+
+from debates.models import Comparison, Dialogue, Excerpt, Instance, InstanceSet
+from participants.models import Participant
+from participants.services import attention_failures_add, holds_place_q, place_keepers
+from studies.registry import StepContext, StepOutcome, StepUnavailable
+
+Choice = Comparison.Choice
+CHECKS = [
+    ("select 'Both were equally persuasive'", Choice.EQUAL),
+    ("select 'Speaker A from Debate 1'", Choice.DEBATE_1),
+    ("select 'Speaker A from Debate 2'", Choice.DEBATE_2),
+]
+
+
+@dataclass(frozen=True)
+class ExcerptSpec:
+    key: str
+    debate: str
+    speaker_a: str
+    speaker_b: str
+    stance: str
+    turns: tuple
+    topic: str = ""
+
+
+@dataclass
+class Sample:
+    pairs: list[tuple[ExcerptSpec, ExcerptSpec, str]] = field(default_factory=list)
+    shortfalls: list[dict] = field(default_factory=list)
+
+
+# --- Excerpts ----------------------------------------------------------------------------
+
+
+def dialogue_interlocutor(dialogue: Dialogue, side: str) -> str:
+    """Who speaks for a side of a pre-generated dialogue: the bias intervention it carries
+    (anchoring, verbosity, …), or the plain debater, 'baseline'."""
+    return dialogue.condition if dialogue.active_side_letter == side else "baseline"
+
+
+def dialogue_excerpts(dialogues: list[Dialogue], k: int) -> list[ExcerptSpec]:
+    """Every window of k consecutive turns that opens with the focused side, from both
+    sides' points of view: the focused side is relabelled Speaker A."""
+    specs = []
+    for d in sorted(dialogues, key=lambda d: d.slug):
+        turns = list(d.turns.order_by("number"))
+        for focus, other in (("A", "B"), ("B", "A")):
+            stance = d.side_a if focus == "A" else d.side_b
+            for start in range(len(turns) - k + 1):
+                window = turns[start : start + k]
+                if window[0].speaker != focus:
+                    continue
+                relabelled = tuple(
+                    {"speaker": "A" if t.speaker == focus else "B", "text": t.text} for t in window
+                )
+                specs.append(
+                    ExcerptSpec(
+                        key=f"dialogue:{d.slug}:{focus}:{window[0].number}",
+                        debate=f"dialogue:{d.slug}",
+                        speaker_a=dialogue_interlocutor(d, focus),
+                        speaker_b=dialogue_interlocutor(d, other),
+                        stance=str(stance),
+                        turns=relabelled,
+                        topic=d.case.title,
+                    )
+                )
+    return specs
+
+
+# --- The sampler -------------------------------------------------------------------------
+
+
+def sample_instances(excerpts: list[ExcerptSpec], per_pair: int, seed: int) -> Sample:
+    rng = random.Random(seed)  # noqa: S311 (reproducible sampling, not security)
+    by = defaultdict(list)
+    for e in sorted(excerpts, key=lambda e: e.key):
+        by[(e.speaker_a, e.stance)].append(e)
+    interlocutors = sorted({e.speaker_a for e in excerpts})
+    stances = sorted({e.stance for e in excerpts})
+    sample = Sample()
+    for x, y in combinations(interlocutors, 2):
+        wanted = _per_stance(per_pair, stances, rng)
+        for stance in stances:
+            candidates = [(a, b) for a in by[(x, stance)] for b in by[(y, stance)] if a.debate != b.debate]
+            rng.shuffle(candidates)
+            chosen = candidates[: wanted[stance]]
+            if len(chosen) < wanted[stance]:
+                sample.shortfalls.append(
+                    {"pair": [x, y], "stance": stance, "wanted": wanted[stance], "found": len(chosen)}
+                )
+            for a, b in chosen:
+                sample.pairs.append((a, b, stance) if rng.random() < 0.5 else (b, a, stance))
+    return sample
+
+
+def _per_stance(per_pair: int, stances: list[str], rng: random.Random) -> dict[str, int]:
+    """Split m over the stances as evenly as possible (an odd m: a seeded stance gets one more)."""
+    base, extra = divmod(per_pair, len(stances)) if stances else (0, 0)
+    lucky = set(rng.sample(stances, extra))
+    return {s: base + (1 if s in lucky else 0) for s in stances}
+
+
+@transaction.atomic
+def instance_set_build(*, instance_set: InstanceSet, excerpts: list[ExcerptSpec]) -> Sample:
+    """(Re)build a set's instances from excerpts; refused once annotators have used it."""
+    if Comparison.objects.filter(instance__instance_set=instance_set).exists():
+        raise ValueError("Annotators have already seen this set; build a new set instead.")
+    Instance.objects.filter(instance_set=instance_set).delete()
+    Excerpt.objects.filter(instance_set=instance_set).delete()
+    sample = sample_instances(excerpts, instance_set.per_pair, instance_set.seed)
+    stored = {}
+    for spec in {e.key: e for e in excerpts}.values():
+        stored[spec.key] = Excerpt.objects.create(
+            instance_set=instance_set,
+            key=spec.key,
+            debate=spec.debate,
+            topic=spec.topic,
+            speaker_a=spec.speaker_a,
+            speaker_b=spec.speaker_b,
+            stance=spec.stance,
+            turns=list(spec.turns),
+        )
+    Instance.objects.bulk_create(
+        Instance(
+            instance_set=instance_set,
+            number=n,
+            excerpt_1=stored[a.key],
+            excerpt_2=stored[b.key],
+            stance=stance,
+            interlocutor_1=a.speaker_a,
+            interlocutor_2=b.speaker_a,
+        )
+        for n, (a, b, stance) in enumerate(sample.pairs, start=1)
+    )
+    InstanceSet.objects.filter(pk=instance_set.pk).update(shortfalls=sample.shortfalls)
+    instance_set.shortfalls = sample.shortfalls
+    return sample
+
+
+def instance_set_from_dialogues(*, instance_set: InstanceSet, dialogues: list[Dialogue]) -> Sample:
+    return instance_set_build(
+        instance_set=instance_set, excerpts=dialogue_excerpts(dialogues, instance_set.excerpt_turns)
+    )
+
+
+# --- Assignment --------------------------------------------------------------------------
+
+
+def instance_fill(instance_set: InstanceSet, now: datetime) -> dict[int, int]:
+    """Valid annotations plus live leases, per instance (checks never count)."""
+    rows = (
+        Comparison.objects.filter(instance__instance_set=instance_set, is_check=False)
+        .filter(holds_place_q(now, "participant__"))
+        .values("instance")
+        .annotate(n=Count("id"))
+    )
+    return {row["instance"]: row["n"] for row in rows}
+
+
+def comparisons_for(
+    ctx: StepContext, instance_set: InstanceSet, per_annotator: int, checks: int
+) -> list[Comparison]:
+    cached = ctx.extra.get("comparisons")
+    if cached is not None:
+        return cached
+    query = Comparison.objects.filter(participant=ctx.participant, position=ctx.position).select_related(
+        "instance__excerpt_1", "instance__excerpt_2"
+    )
+    found = list(query.order_by("order"))
+    if not found:
+        comparisons_assign(
+            participant=ctx.participant,
+            position=ctx.position,
+            instance_set=instance_set,
+            per_annotator=per_annotator,
+            checks=checks,
+            now=ctx.now,
+        )
+        found = list(query.order_by("order"))
+    ctx.extra["comparisons"] = found
+    return found
+
+
+def comparisons_assign(
+    *,
+    participant: Participant,
+    position: int,
+    instance_set: InstanceSet,
+    per_annotator: int,
+    checks: int,
+    now: datetime,
+) -> None:
+    """Lease the least-annotated instances this annotator has not seen, and interleave the
+    attention checks at random positions. The set's row lock serialises concurrent
+    arrivals, so no instance is ever leased beyond its quota."""
+    rng = random.Random()  # noqa: S311 (order and display, not security)
+    with transaction.atomic():
+        pool = InstanceSet.objects.select_for_update().get(pk=instance_set.pk)
+        if Comparison.objects.filter(participant=participant, position=position).exists():
+            return  # a second tab won the race
+        seen = set(
+            Comparison.objects.filter(
+                participant__prolific_pid=participant.prolific_pid, instance__instance_set=pool
+            ).values_list("instance_id", flat=True)
+        )
+        fill = instance_fill(pool, now)
+        ids = [i for i in pool.instances.values_list("pk", flat=True) if i not in seen]
+        open_ids = [i for i in ids if fill.get(i, 0) < pool.annotations_per_instance]
+        if participant.is_preview:
+            open_ids = open_ids or ids
+        if not open_ids:
+            raise StepUnavailable(Participant.Status.STUDY_FULL, "Every instance has its annotations.")
+        rng.shuffle(open_ids)
+        chosen = sorted(open_ids, key=lambda i: fill.get(i, 0))[:per_annotator]
+        spare = [i for i in ids if i not in chosen] or chosen
+        items = [(i, None) for i in chosen] + [(rng.choice(spare), rng.choice(CHECKS)) for _ in range(checks)]
+        rng.shuffle(items)
+        Comparison.objects.bulk_create(
+            Comparison(
+                participant=participant,
+                position=position,
+                order=order,
+                instance_id=instance_id,
+                swapped=rng.random() < 0.5,
+                is_check=check is not None,
+                check_instruction=check[0] if check else "",
+                check_answer=check[1] if check else "",
+                served_at=now,
+            )
+            for order, (instance_id, check) in enumerate(items, start=1)
+        )
+
+
+def comparison_answer(
+    *, ctx: StepContext, comparison: Comparison, choice: str, confidence: int
+) -> StepOutcome | None:
+    passed = (choice == comparison.check_answer) if comparison.is_check else None
+    answered = Comparison.objects.filter(pk=comparison.pk, answered_at__isnull=True).update(
+        choice=choice, confidence=confidence, check_passed=passed, answered_at=ctx.now
+    )
+    if not answered:
+        return None
+    Comparison.objects.filter(
+        participant=ctx.participant, position=ctx.position, order=comparison.order + 1
+    ).update(served_at=ctx.now)
+    if comparison.is_check and not passed:
+        detail = f"comparison {comparison.order}: chose {choice}, instructed {comparison.check_answer}"
+        return attention_failures_add(ctx=ctx, failures=1, detail=detail)
+    return None
+
+
+def comparison_place_keep(participant: Participant, now: datetime) -> bool:
+    """Back after a time-out: keep the leased instances only if none has filled up."""
+    leased = list(
+        Comparison.objects.filter(participant=participant, is_check=False).values_list(
+            "instance_id", "instance__instance_set_id"
+        )
+    )
+    if not leased:
+        return True
+    for set_id in {s for _, s in leased}:
+        pool = InstanceSet.objects.select_for_update().get(pk=set_id)
+        others = (
+            Comparison.objects.filter(instance__instance_set=pool, is_check=False)
+            .filter(holds_place_q(now, "participant__"))
+            .exclude(participant=participant)
+            .values("instance")
+            .annotate(n=Count("id"))
+        )
+        fill = {row["instance"]: row["n"] for row in others}
+        if any(fill.get(i, 0) >= pool.annotations_per_instance for i, s in leased if s == set_id):
+            return False
+    return True
+
+
+place_keepers.append(comparison_place_keep)

@@ -8,7 +8,8 @@ from collections import Counter
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from debates.models import DialogueAssignment, LiveSession, StudyClaim, StudyDialogue
+from debates.models import Comparison, DialogueAssignment, InstanceSet, LiveSession, StudyClaim, StudyDialogue
+from debates.pairwise import instance_fill
 from participants.models import Exclusion, Participant
 from studies.models import Study
 from studies.services import study_steps
@@ -45,6 +46,7 @@ def study_overview(study: Study) -> dict:
         "dialogues": dialogue_fill_rows(study, now),
         "claims": claim_fill_rows(study, now),
         "claim_study": StudyClaim.objects.filter(study=study).exists(),
+        "pairs": pairs_fill(study, now),
         "live_now": LiveSession.objects.filter(
             participant__study=study, participant__is_preview=False, phase=LiveSession.Phase.CHAT
         ).count(),
@@ -120,3 +122,34 @@ def claim_fill_rows(study: Study, now) -> list[dict]:
         }
         for row in rows
     ]
+
+
+def pairs_fill(study: Study, now) -> list[dict]:
+    """For each instance set a pairwise step of this study uses: how far the quotas are."""
+    slugs = {s.config.get("instance_set") for s in study_steps(study) if s.kind == "pairwise"}
+    rows = []
+    for pool in InstanceSet.objects.filter(slug__in=slugs):
+        held = instance_fill(pool, now)
+        valid = Counter(
+            Comparison.objects.filter(
+                instance__instance_set=pool,
+                is_check=False,
+                answered_at__isnull=False,
+                participant__status=Participant.Status.COMPLETED,
+                participant__excluded=False,
+            ).values_list("instance_id", flat=True)
+        )
+        total = pool.instances.count()
+        r = pool.annotations_per_instance
+        rows.append(
+            {
+                "pool": pool,
+                "instances": total,
+                "complete": sum(1 for n in valid.values() if n >= r),
+                "valid": sum(valid.values()),
+                "leased": sum(held.values()) - sum(valid.values()),
+                "wanted": total * r,
+                "percent": round(100 * sum(valid.values()) / (total * r)) if total else 0,
+            }
+        )
+    return rows

@@ -371,6 +371,9 @@ def test_the_ranking_page_and_the_comparisons_export(pairs_study):
     pool = InstanceSet.objects.get()
     page = client.get(f"/admin/debates/instanceset/{pool.pk}/ranking/").content.decode()
     assert "6 valid comparisons" in page and "Bradley–Terry ranking" in page and "baseline" in page
+    overview = client.get(f"/admin/studies/study/{pairs_study.pk}/overview/").content.decode()
+    assert "Pairwise comparisons: instance set demo-pairs" in overview
+    assert f"6 of {pool.instances.count() * 3} valid annotations" in overview
     rows = list(
         csv.DictReader(
             io.StringIO(

@@ -31,7 +31,7 @@ from debates.models import (
     StudyDialogue,
     Turn,
 )
-from debates.pairwise import instance_set_from_dialogues
+from debates.pairwise import instance_set_build, instance_set_from_dialogues, live_excerpts
 from debates.pairwise_io import set_csv_lines, set_import, set_json
 from debates.prompts import PromptError, check_template
 from studies import admin as studies_admin
@@ -356,7 +356,7 @@ class InstanceSetImportForm(ImportForm):
 class InstanceSetAdmin(admin.ModelAdmin):
     list_display = ["slug", "title", "instance_count", "per_pair", "annotations_per_instance", "links"]
     readonly_fields = ["shortfalls", "created_at"]
-    actions = ["build_from_dialogues"]
+    actions = ["build_from_dialogues", "build_from_live_debates"]
     change_list_template = "admin/debates/instanceset/change_list.html"
 
     def get_urls(self):
@@ -396,6 +396,25 @@ class InstanceSetAdmin(admin.ModelAdmin):
                 else ""
             )
             self.message_user(request, f"{pool.slug}: {len(sample.pairs)} instances{note}.")
+
+    @admin.action(description="Build the instances from finished live debates (seeded)")
+    def build_from_live_debates(self, request, queryset):
+        sessions = list(
+            LiveSession.objects.filter(protocol="debate", chat_ended_at__isnull=False).select_related(
+                "claim", "debater_a", "debater_b"
+            )
+        )
+        for pool in queryset:
+            try:
+                sample = instance_set_build(
+                    instance_set=pool, excerpts=live_excerpts(sessions, pool.excerpt_turns)
+                )
+            except ValueError as error:
+                self.message_user(request, f"{pool.slug}: {error}", messages.ERROR)
+                continue
+            self.message_user(
+                request, f"{pool.slug}: {len(sample.pairs)} instances from {len(sessions)} debates."
+            )
 
     def import_view(self, request):
         if not request.user.has_perm("debates.add_instanceset"):

@@ -88,6 +88,36 @@ def dialogue_excerpts(dialogues: list[Dialogue], k: int) -> list[ExcerptSpec]:
     return specs
 
 
+def live_excerpts(sessions, k: int) -> list[ExcerptSpec]:
+    """Excerpts of finished live debates (design B): the debaters' turns without the
+    judge's, each debater's configuration as its interlocutor id, its side as its stance."""
+    specs = []
+    for session in sorted(sessions, key=lambda s: s.pk):
+        if session.protocol != "debate":
+            continue
+        turns = list(session.turns.filter(status="done").exclude(speaker="J").order_by("seq"))
+        names = {"A": session.debater_a.name, "B": session.debater_b.name}
+        for focus, other in (("A", "B"), ("B", "A")):
+            for start in range(len(turns) - k + 1):
+                window = turns[start : start + k]
+                if window[0].speaker != focus:
+                    continue
+                specs.append(
+                    ExcerptSpec(
+                        key=f"live:{session.pk}:{focus}:{window[0].seq}",
+                        debate=f"live:{session.pk}",
+                        speaker_a=names[focus],
+                        speaker_b=names[other],
+                        stance=session.side_of(focus),
+                        turns=tuple(
+                            {"speaker": "A" if t.speaker == focus else "B", "text": t.text} for t in window
+                        ),
+                        topic=session.claim.text,
+                    )
+                )
+    return specs
+
+
 # --- The sampler -------------------------------------------------------------------------
 
 

@@ -100,6 +100,37 @@ def test_dialogue_excerpts_take_each_sides_view_and_interlocutor():
     assert b_view.turns[0]["text"] == d.turns.get(number=2).text  # side B's opening, as Speaker A
 
 
+@pytest.mark.django_db
+def test_finished_live_debates_give_excerpts_by_debater_configuration(claim_study):
+    from debates import live_services
+    from debates.models import DebaterConfig, LiveSession
+    from debates.pairwise import live_excerpts
+    from tests.conftest import drain_turns
+
+    w = Walker(claim_study)
+    w.enter()
+    w.walk(stop_before="Claim 1 of 2")
+    w.page()
+    session = LiveSession.objects.get()
+    other = DebaterConfig.objects.create(name="rival-config", model="m")
+    LiveSession.objects.filter(pk=session.pk).update(protocol="debate", side_a="true", debater_b=other)
+    w.submit({"answer": "true", "confidence": "50"})
+    for _ in range(3):
+        drain_turns(session.pk)
+        session.refresh_from_db()
+        if live_services.judge_may_write(session, list(session.turns.all())):
+            live_services.judge_ask(
+                session_id=session.pk, participant_id=session.participant_id, text="", target="pass"
+            )
+    session = LiveSession.objects.select_related("claim", "debater_a", "debater_b").get()
+    specs = live_excerpts([session], 4)
+    assert {s.speaker_a for s in specs} == {"demo-debater", "rival-config"}
+    for s in specs:
+        assert [t["speaker"] for t in s.turns] == ["A", "B", "A", "B"]  # the judge's turns left out
+        assert s.stance == ("true" if s.speaker_a == "demo-debater" else "false")
+        assert s.topic == session.claim.text
+
+
 # --- The annotator's session -----------------------------------------------------------------
 
 

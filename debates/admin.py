@@ -79,6 +79,32 @@ class DialogueAdmin(admin.ModelAdmin):
         return False
 
 
+def import_page(model_admin, request, *, perm: str, title: str, form_class, run, done: str):
+    """An upload page: `run(form.cleaned_data, upload_text)` imports and returns the success
+    message, or raises ImportInvalid, whose problems (with their lines) are listed."""
+    if not request.user.has_perm(perm):
+        return redirect("admin:index")
+    form = form_class(request.POST or None, request.FILES or None)
+    problems = []
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            message = run(form.cleaned_data, decode(upload.read()), upload.name)
+        except ImportInvalid as invalid:
+            problems = invalid.problems
+        else:
+            model_admin.message_user(request, message, messages.SUCCESS)
+            return redirect(done)
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "opts": model_admin.model._meta,
+        "title": title,
+        "form": form,
+        "problems": problems,
+    }
+    return TemplateResponse(request, "admin/debates/case/import.html", context)
+
+
 class ImportForm(forms.Form):
     file = forms.FileField(help_text="A rostrum.cases/1 JSON file (see docs/case-format.md).")
 
@@ -108,26 +134,15 @@ class CaseAdmin(admin.ModelAdmin):
         return False
 
     def import_view(self, request):
-        if not self.has_view_permission(request) or not request.user.has_perm("debates.add_dialogue"):
-            return redirect("admin:index")
-        form = ImportForm(request.POST or None, request.FILES or None)
-        problems = []
-        if request.method == "POST" and form.is_valid():
-            try:
-                summary = cases_import(text=decode(form.cleaned_data["file"].read()))
-            except ImportInvalid as invalid:
-                problems = invalid.problems
-            else:
-                self.message_user(request, f"Imported: {summary}.", messages.SUCCESS)
-                return redirect("admin:debates_case_changelist")
-        context = {
-            **self.admin_site.each_context(request),
-            "opts": self.model._meta,
-            "title": "Import cases and dialogues",
-            "form": form,
-            "problems": problems,
-        }
-        return TemplateResponse(request, "admin/debates/case/import.html", context)
+        return import_page(
+            self,
+            request,
+            perm="debates.add_dialogue",
+            title="Import cases and dialogues",
+            form_class=ImportForm,
+            run=lambda data, text, name: f"Imported: {cases_import(text=text)}.",
+            done="admin:debates_case_changelist",
+        )
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -203,29 +218,19 @@ class ClaimAdmin(admin.ModelAdmin):
         return f"{len(claim.sources_true)} / {len(claim.sources_false)}"
 
     def import_view(self, request):
-        if not request.user.has_perm("debates.add_claim"):
-            return redirect("admin:index")
-        form = ImportForm(request.POST or None, request.FILES or None)
-        form.fields["file"].help_text = "A rostrum.claims/1 JSON or CSV file (see docs/claim-format.md)."
-        problems = []
-        if request.method == "POST" and form.is_valid():
-            upload = form.cleaned_data["file"]
-            try:
-                summary = claims_import(text=decode(upload.read()), filename=upload.name)
-            except ImportInvalid as invalid:
-                problems = invalid.problems
-            else:
-                self.message_user(request, f"Imported: {summary}.", messages.SUCCESS)
-                return redirect("admin:debates_claim_changelist")
-        context = {
-            **self.admin_site.each_context(request),
-            "opts": self.model._meta,
-            "title": "Import claims",
-            "form": form,
-            "problems": problems,
-            "back": "admin:debates_claim_changelist",
-        }
-        return TemplateResponse(request, "admin/debates/case/import.html", context)
+        return import_page(
+            self,
+            request,
+            perm="debates.add_claim",
+            title="Import claims",
+            form_class=ClaimImportForm,
+            run=lambda data, text, name: f"Imported: {claims_import(text=text, filename=name)}.",
+            done="admin:debates_claim_changelist",
+        )
+
+
+class ClaimImportForm(ImportForm):
+    file = forms.FileField(help_text="A rostrum.claims/1 JSON or CSV file (see docs/claim-format.md).")
 
 
 class DebaterConfigForm(forms.ModelForm):
@@ -417,29 +422,19 @@ class InstanceSetAdmin(admin.ModelAdmin):
             )
 
     def import_view(self, request):
-        if not request.user.has_perm("debates.add_instanceset"):
-            return redirect("admin:index")
-        form = InstanceSetImportForm(request.POST or None, request.FILES or None)
-        problems = []
-        if request.method == "POST" and form.is_valid():
-            upload = form.cleaned_data["file"]
-            try:
-                pool = set_import(
-                    text=decode(upload.read()), filename=upload.name, into=form.cleaned_data["into"]
-                )
-            except ImportInvalid as invalid:
-                problems = invalid.problems
-            else:
-                self.message_user(request, f"Imported {pool.slug!r}: {pool.instances.count()} instances.")
-                return redirect("admin:debates_instanceset_changelist")
-        context = {
-            **self.admin_site.each_context(request),
-            "opts": self.model._meta,
-            "title": "Import an instance set",
-            "form": form,
-            "problems": problems,
-        }
-        return TemplateResponse(request, "admin/debates/case/import.html", context)
+        def run(data, text, name) -> str:
+            pool = set_import(text=text, filename=name, into=data["into"])
+            return f"Imported {pool.slug!r}: {pool.instances.count()} instances."
+
+        return import_page(
+            self,
+            request,
+            perm="debates.add_instanceset",
+            title="Import an instance set",
+            form_class=InstanceSetImportForm,
+            run=run,
+            done="admin:debates_instanceset_changelist",
+        )
 
     def export_view(self, request, set_id: int, fmt: str):
         pool = InstanceSet.objects.filter(pk=set_id).first()

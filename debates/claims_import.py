@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from debates.importing import SLUG, ImportInvalid, ImportProblem, _Checker
+from debates.importing import SLUG, ImportInvalid, ImportProblem, _Checker, open_document
 from debates.models import Claim, LiveSession
-from studies.jsonpos import JSONPosError, PosDict, PosList, loads
+from studies.jsonpos import PosDict, PosList
 
 FORMAT = "rostrum.claims/1"
 CSV_COLUMNS = ["slug", "text", "truth", "domain", "side", "source_title", "source_excerpt", "source_url"]
@@ -28,16 +28,7 @@ def claims_parse(text: str, *, filename: str = "") -> list[dict]:
 
 
 def _parse_json(text: str) -> list[dict]:
-    try:
-        doc = loads(text)
-    except JSONPosError as error:
-        raise ImportInvalid([ImportProblem(error.line, "", f"not valid JSON: {error.message}")]) from None
-    check = _Checker()
-    if not isinstance(doc, PosDict):
-        raise ImportInvalid([ImportProblem(1, "", "the file must hold one JSON object")])
-    if doc.get("format") != FORMAT:
-        check.add(doc.key_line("format"), "format", f'must be "{FORMAT}"')
-    check.unknown_keys(doc, {"format", "claims"}, "")
+    doc, check = open_document(text, FORMAT, {"claims"})
     raw = check.get(doc, "claims", "claims", list) or PosList()
     claims, seen = [], set()
     for i, obj in enumerate(raw):

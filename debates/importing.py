@@ -106,18 +106,26 @@ def decode(data: bytes) -> str:
         raise ImportInvalid([ImportProblem(line, "", "the file is not valid UTF-8 text")]) from None
 
 
-def cases_parse(text: str) -> tuple[list[dict], list[dict]]:
-    """Validate a file; return (cases, dialogues) as plain dicts or raise ImportInvalid."""
+def open_document(text: str, format_name: str, keys: set[str]) -> tuple[PosDict, _Checker]:
+    """Parse a JSON import file: one object whose "format" is `format_name` and whose other
+    keys are among `keys`. Unreadable JSON raises ImportInvalid at once; the returned
+    checker collects the file's other problems."""
     try:
         doc = loads(text)
     except JSONPosError as error:
         raise ImportInvalid([ImportProblem(error.line, "", f"not valid JSON: {error.message}")]) from None
-    check = _Checker()
     if not isinstance(doc, PosDict):
         raise ImportInvalid([ImportProblem(1, "", "the file must hold one JSON object")])
-    if doc.get("format") != FORMAT:
-        check.add(doc.key_line("format"), "format", f'must be "{FORMAT}"')
-    check.unknown_keys(doc, {"format", "cases", "dialogues"}, "")
+    check = _Checker()
+    if doc.get("format") != format_name:
+        check.add(doc.key_line("format"), "format", f'must be "{format_name}"')
+    check.unknown_keys(doc, {"format", *keys}, "")
+    return doc, check
+
+
+def cases_parse(text: str) -> tuple[list[dict], list[dict]]:
+    """Validate a file; return (cases, dialogues) as plain dicts or raise ImportInvalid."""
+    doc, check = open_document(text, FORMAT, {"cases", "dialogues"})
     raw_cases = check.get(doc, "cases", "cases", list, required=False) or PosList()
     raw_dialogues = check.get(doc, "dialogues", "dialogues", list, required=False) or PosList()
     cases = _check_cases(check, raw_cases)

@@ -11,10 +11,10 @@ from collections.abc import Iterator
 
 from django.db import transaction
 
-from debates.importing import SLUG, ImportInvalid, ImportProblem, _Checker
+from debates.importing import SLUG, ImportInvalid, ImportProblem, _Checker, open_document
 from debates.models import Comparison, Excerpt, Instance, InstanceSet
 from debates.pairwise import ExcerptSpec, instance_set_build
-from studies.jsonpos import JSONPosError, PosDict, PosList, loads
+from studies.jsonpos import PosDict, PosList
 
 FORMAT = "rostrum.instances/1"
 SET_FIELDS = {"slug", "title", "seed", "excerpt_turns", "per_pair", "annotations_per_instance", "topic_label"}
@@ -85,16 +85,7 @@ def _check_turns(check: _Checker, obj: PosDict, path: str) -> tuple | None:
 
 
 def _parse_json(text: str) -> tuple[dict, list[ExcerptSpec], list[tuple[int, str, str]] | None]:
-    try:
-        doc = loads(text)
-    except JSONPosError as error:
-        raise ImportInvalid([ImportProblem(error.line, "", f"not valid JSON: {error.message}")]) from None
-    check = _Checker()
-    if not isinstance(doc, PosDict):
-        raise ImportInvalid([ImportProblem(1, "", "the file must hold one JSON object")])
-    if doc.get("format") != FORMAT:
-        check.add(doc.key_line("format"), "format", f'must be "{FORMAT}"')
-    check.unknown_keys(doc, {"format", "set", "excerpts", "instances"}, "")
+    doc, check = open_document(text, FORMAT, {"set", "excerpts", "instances"})
     meta = check.get(doc, "set", "set", dict) or PosDict()
     check.unknown_keys(meta, SET_FIELDS, "set")
     values = {"slug": check.slug(meta, "slug", "set"), "title": check.text(meta, "title", "set", max_len=200)}

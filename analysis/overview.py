@@ -8,8 +8,8 @@ from collections import Counter
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from debates.models import Comparison, DialogueAssignment, InstanceSet, LiveSession, StudyClaim, StudyDialogue
-from debates.pairwise import instance_fill
+from debates.models import DialogueAssignment, InstanceSet, LiveSession, StudyClaim, StudyDialogue
+from debates.pairwise import instance_fill, valid_per_instance
 from participants.models import Exclusion, Participant
 from studies.models import Study
 from studies.services import study_steps
@@ -130,15 +130,7 @@ def pairs_fill(study: Study, now) -> list[dict]:
     rows = []
     for pool in InstanceSet.objects.filter(slug__in=slugs):
         held = instance_fill(pool, now)
-        valid = Counter(
-            Comparison.objects.filter(
-                instance__instance_set=pool,
-                is_check=False,
-                answered_at__isnull=False,
-                participant__status=Participant.Status.COMPLETED,
-                participant__excluded=False,
-            ).values_list("instance_id", flat=True)
-        )
+        valid = valid_per_instance(pool)
         total = pool.instances.count()
         r = pool.annotations_per_instance
         rows.append(

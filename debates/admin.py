@@ -31,7 +31,13 @@ from debates.models import (
     StudyDialogue,
     Turn,
 )
-from debates.pairwise import instance_set_build, instance_set_from_dialogues, live_excerpts
+from debates.pairwise import (
+    instance_set_build,
+    instance_set_from_dialogues,
+    live_excerpts,
+    valid_comparisons,
+    valid_per_instance,
+)
 from debates.pairwise_io import set_csv_lines, set_import, set_json
 from debates.prompts import PromptError, check_template
 from studies import admin as studies_admin
@@ -180,11 +186,6 @@ class DialogueAssignmentAdmin(ReadOnlyAdmin):
     @admin.display(description="Words per minute")
     def wpm_rounded(self, obj: DialogueAssignment):
         return None if obj.wpm is None else round(obj.wpm)
-
-
-def dialogue_admin_link(dialogue: Dialogue) -> str:
-    url = reverse("admin:debates_dialogue_change", args=[dialogue.pk])
-    return format_html('<a href="{}">{}</a>', url, dialogue.slug)
 
 
 # --- Live debates (design B) ---------------------------------------------------------------
@@ -460,18 +461,9 @@ class InstanceSetAdmin(admin.ModelAdmin):
             ),
         )
         ranking = bradley_terry(labels, wins)
-        fill = pool.instances.annotate(
-            valid=Count(
-                "comparisons",
-                filter=Q(
-                    comparisons__is_check=False,
-                    comparisons__answered_at__isnull=False,
-                    comparisons__participant__status="completed",
-                    comparisons__participant__excluded=False,
-                ),
-            )
-        ).values_list("valid", flat=True)
-        complete = sum(1 for n in fill if n >= pool.annotations_per_instance)
+        valid = valid_per_instance(pool)
+        instances = pool.instances.count()
+        complete = sum(1 for n in valid.values() if n >= pool.annotations_per_instance)
         context = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,
@@ -479,7 +471,7 @@ class InstanceSetAdmin(admin.ModelAdmin):
             "pool": pool,
             "comparisons": len(outcomes),
             "complete": complete,
-            "instances": len(fill),
+            "instances": instances,
             "rows": [
                 {
                     "label": label,
@@ -495,14 +487,7 @@ class InstanceSetAdmin(admin.ModelAdmin):
 
 def valid_outcomes(pool: InstanceSet) -> list[tuple[str, str, str]]:
     """(interlocutor 1, interlocutor 2, winner) of every answer that counts."""
-    rows = Comparison.objects.filter(
-        instance__instance_set=pool,
-        is_check=False,
-        answered_at__isnull=False,
-        participant__status="completed",
-        participant__excluded=False,
-        participant__is_preview=False,
-    ).select_related("instance")
+    rows = valid_comparisons(pool).select_related("instance")
     return [(c.instance.interlocutor_1, c.instance.interlocutor_2, c.winner) for c in rows]
 
 

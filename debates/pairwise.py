@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import random
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import combinations
@@ -195,6 +195,23 @@ def instance_set_from_dialogues(*, instance_set: InstanceSet, dialogues: list[Di
 
 
 # --- Assignment --------------------------------------------------------------------------
+
+
+def valid_comparisons(instance_set: InstanceSet):
+    """The answers that count: real instances, answered by completed, non-excluded annotators
+    (never previews)."""
+    return Comparison.objects.filter(
+        instance__instance_set=instance_set,
+        is_check=False,
+        answered_at__isnull=False,
+        participant__status=Participant.Status.COMPLETED,
+        participant__excluded=False,
+        participant__is_preview=False,
+    )
+
+
+def valid_per_instance(instance_set: InstanceSet) -> Counter:
+    return Counter(valid_comparisons(instance_set).values_list("instance_id", flat=True))
 
 
 def instance_fill(instance_set: InstanceSet, now: datetime) -> dict[int, int]:

@@ -6,7 +6,6 @@ import secrets
 from datetime import timedelta
 
 import pytest
-from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
@@ -239,10 +238,6 @@ def walker_for():
     return Walker
 
 
-def queries_on(connection_=connection) -> int:
-    return len(connection_.queries)
-
-
 def streamed_body(response) -> str:
     """The body of a streamed response, whether its iterator is sync or async."""
     from asgiref.sync import async_to_sync
@@ -292,9 +287,6 @@ def drain_turns(session_id: int, limit: int = 20) -> int:
         async_to_sync(runner.run_turn)(turn.pk)
         done += 1
     raise AssertionError("turns kept coming")
-
-
-PAIRS_SPEC_KEYS = ("slug", "title", "seed", "excerpt_turns", "per_pair", "annotations_per_instance")
 
 
 def load_pairs_study(annotations_per_instance: int = 3, per_pair: int = 4, **study_fields) -> Study:

@@ -17,7 +17,7 @@ from django.utils import timezone
 from analysis.pairwise import bradley_terry, win_matrix
 from debates.importing import ImportInvalid
 from debates.models import Comparison, Dialogue, Instance, InstanceSet
-from debates.pairwise import ExcerptSpec, dialogue_excerpts, sample_instances
+from debates.pairwise import ExcerptSpec, dialogue_excerpts, sample_instances, valid_per_instance
 from debates.pairwise_io import set_csv_lines, set_import, set_json
 from participants.models import Participant
 from participants.services import participant_mark_returned, release_expired_leases
@@ -227,18 +227,6 @@ class TestSession:
 
 
 # --- Quotas ------------------------------------------------------------------------------------
-
-
-def valid_per_instance(pool: InstanceSet) -> Counter:
-    return Counter(
-        Comparison.objects.filter(
-            instance__instance_set=pool,
-            is_check=False,
-            answered_at__isnull=False,
-            participant__status="completed",
-            participant__excluded=False,
-        ).values_list("instance_id", flat=True)
-    )
 
 
 @pytest.mark.django_db

@@ -9,6 +9,7 @@ from collections import Counter
 import pytest
 
 from debates.models import Comparison, InstanceSet
+from debates.pairwise import valid_per_instance
 from participants.models import Participant
 from participants.services import participant_mark_returned
 from tests.conftest import Walker, load_pairs_study
@@ -47,18 +48,6 @@ def finish(w: Walker, behaviour: str) -> None:
         annotate(w, behaviour)
 
 
-def valid_counts(pool: InstanceSet) -> Counter:
-    return Counter(
-        Comparison.objects.filter(
-            instance__instance_set=pool,
-            is_check=False,
-            answered_at__isnull=False,
-            participant__status="completed",
-            participant__excluded=False,
-        ).values_list("instance_id", flat=True)
-    )
-
-
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_200_annotators_at_once_leave_every_instance_with_exactly_r_valid_annotations():
@@ -68,9 +57,9 @@ def test_200_annotators_at_once_leave_every_instance_with_exactly_r_valid_annota
     rng = random.Random(5)  # noqa: S311
     waves = 0
     with pool_size(48):
-        while sum(valid_counts(pool).values()) < instances * R:
+        while sum(valid_per_instance(pool).values()) < instances * R:
             waves += 1
-            assert waves <= 8, valid_counts(pool)
+            assert waves <= 8, valid_per_instance(pool)
             # Two waves of 200 at once, some failing and returning; then small waves that
             # complete, to fill what the failures and returns gave back.
             crowd = waves <= 2
@@ -91,7 +80,7 @@ def test_200_annotators_at_once_leave_every_instance_with_exactly_r_valid_annota
 
             errors = run_threads(lambda n, ws=leased, bs=behaviours: finish(ws[n], bs[n]), len(leased))
             assert not errors, errors[0]
-    counts = valid_counts(pool)
+    counts = valid_per_instance(pool)
     assert len(counts) == instances and set(counts.values()) == {R}
     failed = Participant.objects.filter(study=study, status=Participant.Status.FAILED_CHECK)
     assert failed.exists() and Participant.objects.filter(status=Participant.Status.RETURNED).exists()

@@ -37,12 +37,12 @@ lint: install-dev
 	$(BIN)/ruff format --check .
 
 bench-arrivals: install-dev
-	$(BIN)/python bench/arrivals.py
+	$(BIN)/python -m bench.arrivals
 
 bench-live: install-dev
-	$(BIN)/python bench/live.py --streams 50
-	$(BIN)/python bench/live.py --streams 100 --idle 500
-	$(BIN)/python bench/live.py --streams 50 --mode embedded --idle 500
+	$(BIN)/python -m bench.live --streams 50
+	$(BIN)/python -m bench.live --streams 100 --idle 500
+	$(BIN)/python -m bench.live --streams 50 --mode embedded --idle 500
 
 clean:
 	rm -rf $(VENV) var

@@ -1,20 +1,22 @@
-"""The study overview page and the CSV exports, reached from the study admin."""
+"""The analyst's pages in the admin: a study's live overview and its CSV exports (linked
+from the study), and an instance set's win matrix and ranking (linked from the set). The
+links and URLs are registered in `AnalysisConfig.ready()`."""
 
 from __future__ import annotations
 
-from itertools import islice
-
-from asgiref.sync import sync_to_async
 from django.contrib import admin
-from django.http import Http404, StreamingHttpResponse
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
 
 from analysis.exports import TABLES, codebook_lines, csv_lines
+from analysis.metrics.ranking import bradley_terry, win_matrix
 from analysis.overview import study_overview
-from studies import admin as studies_admin
+from common.downloads import streamed_download
+from debates.models import InstanceSet
+from debates.pairwise.services import valid_comparisons, valid_per_instance
 from studies.models import Study
 
 
@@ -36,10 +38,6 @@ def study_urls(site) -> list:
         ),
         path("export/codebook.csv", site.admin_view(codebook_view), name="studies_study_codebook"),
     ]
-
-
-studies_admin.study_links.append(study_links)
-studies_admin.study_urls.append(study_urls)
 
 
 def _study_for(request, study_id: int) -> Study:
@@ -87,33 +85,66 @@ def exports_view(request, study_id: int):
     return TemplateResponse(request, "admin/analysis/exports.html", context)
 
 
-async def _aiter_lines(lines, batch: int = 500):
-    """Serve a synchronous line generator (it reads the database) without buffering it
-    all: each batch is produced in the request's sync thread."""
-    take = sync_to_async(lambda: "".join(islice(lines, batch)), thread_sensitive=True)
-    while True:
-        chunk = await take()
-        if not chunk:
-            return
-        yield chunk
-
-
-def _csv_response(lines, filename: str) -> StreamingHttpResponse:
-    response = StreamingHttpResponse(_aiter_lines(lines), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    response["Cache-Control"] = "no-store"
-    return response
-
-
 def export_csv_view(request, study_id: int, table: str):
     study = _study_for(request, study_id)
     if table not in TABLES:
         raise Http404("No such table")
     stamp = timezone.now().strftime("%Y%m%d-%H%M")
-    return _csv_response(csv_lines(TABLES[table], study), f"{study.slug}-{table}-{stamp}.csv")
+    return streamed_download(csv_lines(TABLES[table], study), f"{study.slug}-{table}-{stamp}.csv")
 
 
 def codebook_view(request):
     if not request.user.has_perm("studies.view_study"):
         raise Http404
-    return _csv_response(codebook_lines(), "rostrum-codebook.csv")
+    return streamed_download(codebook_lines(), "rostrum-codebook.csv")
+
+
+# --- Instance sets (design D) ------------------------------------------------------------
+
+
+def instance_set_links(pool: InstanceSet) -> list[tuple[str, str]]:
+    return [("Ranking", reverse("admin:debates_instanceset_ranking", args=[pool.pk]))]
+
+
+def instance_set_urls(site) -> list:
+    return [path("<int:set_id>/ranking/", site.admin_view(ranking_view), name="debates_instanceset_ranking")]
+
+
+def valid_outcomes(pool: InstanceSet) -> list[tuple[str, str, str]]:
+    """(interlocutor 1, interlocutor 2, winner) of every answer that counts."""
+    rows = valid_comparisons(pool).select_related("instance")
+    return [(c.instance.interlocutor_1, c.instance.interlocutor_2, c.winner) for c in rows]
+
+
+def ranking_view(request, set_id: int):
+    if not request.user.has_perm("debates.view_instanceset") and not request.user.has_perm(
+        "debates.change_instanceset"
+    ):
+        raise Http404
+    pool = get_object_or_404(InstanceSet, pk=set_id)
+    outcomes = valid_outcomes(pool)
+    instances = list(pool.instances.all())
+    labels, wins = win_matrix(
+        outcomes, sorted({i.interlocutor_1 for i in instances} | {i.interlocutor_2 for i in instances})
+    )
+    ranking = bradley_terry(labels, wins)
+    valid = valid_per_instance(pool)
+    context = {
+        **admin.site.each_context(request),
+        "opts": InstanceSet._meta,
+        "title": f"Ranking: {pool.title}",
+        "pool": pool,
+        "comparisons": len(outcomes),
+        "complete": sum(1 for n in valid.values() if n >= pool.annotations_per_instance),
+        "instances": len(instances),
+        "rows": [
+            {
+                "label": label,
+                "strength": strength,
+                "wins": [wins[labels.index(label), j] for j in range(len(labels))],
+            }
+            for label, strength in ranking.ordered()
+        ],
+        "labels": labels,
+    }
+    return TemplateResponse(request, "admin/analysis/ranking.html", context)

@@ -9,7 +9,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from debates.models import DialogueAssignment, InstanceSet, LiveSession, StudyClaim, StudyDialogue
-from debates.pairwise import instance_fill, valid_per_instance
+from debates.pairwise.services import instance_fill, valid_per_instance
 from participants.models import Exclusion, Participant
 from studies.models import Study
 from studies.services import study_steps

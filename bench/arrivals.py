@@ -1,6 +1,6 @@
 """Arrivals benchmark: N Prolific participants start the same study at once.
 
-    .venv/bin/python bench/arrivals.py [--participants 500] [--think-ms 0]
+    .venv/bin/python -m bench.arrivals [--participants 500] [--think-ms 0]   # from the repository root
 
 Sets up a fresh PostgreSQL database with a live questionnaire study, serves Rostrum with
 uvicorn (one worker per core, DEBUG off), walks every participant through the study from a
@@ -31,7 +31,7 @@ import urllib.request
 from datetime import datetime
 from pathlib import Path
 
-import procstat
+from bench import procstat
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -293,7 +293,7 @@ class Server:
 
 def client_run(server: Server, pg: Postgres, client_args: list[str], timeout: float) -> dict:
     """Start the client, read the counters, say GO, wait for its result, read them again."""
-    cmd = [PYTHON, str(BENCH / "client.py"), "--port", str(server.port), *client_args]
+    cmd = [PYTHON, "-m", "bench.client", "--port", str(server.port), *client_args]
     client = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         line = client.stdout.readline().strip()
@@ -597,9 +597,7 @@ def main() -> int:
         say("manage.py collectstatic (into a temporary STATIC_ROOT)")
         run([PYTHON, "manage.py", "collectstatic", "--noinput"], env, "collectstatic")
         say("creating the study through studies.services.study_build")
-        study = json.loads(
-            run([PYTHON, str(BENCH / "study.py")], env, "study set-up").strip().splitlines()[-1]
-        )
+        study = json.loads(run([PYTHON, "-m", "bench.study"], env, "study set-up").strip().splitlines()[-1])
         requests_each = 1 + 2 * study["steps"]  # entry, then GET + POST per step
 
         common = ["--participants", str(args.participants), "--think-ms", str(args.think_ms)]
@@ -623,8 +621,7 @@ def main() -> int:
 
         baseline = None
         if not args.no_baseline:
-            hello = Server("baseline", "hello_asgi:app", args.workers, env, "/healthz")
-            hello.cmd += ["--app-dir", str(BENCH)]
+            hello = Server("baseline", "bench.hello_asgi:app", args.workers, env, "/healthz")
             servers.append(hello)
             say(f"starting the baseline: {' '.join(hello.cmd[1:])}")
             hello.start()

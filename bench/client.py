@@ -1,8 +1,8 @@
 """The load client: N participants at once, each on its own HTTP/1.1 keep-alive connection.
 
-Run by bench/arrivals.py as a separate process. It prints READY, waits for GO on stdin (so
-the caller can read the CPU counters right before the load), runs every participant to the
-end, and prints one JSON line with the figures.
+Run by bench/arrivals.py as a separate process (`python -m bench.client`). It prints READY,
+waits for GO on stdin (so the caller can read the CPU counters right before the load), runs
+every participant to the end, and prints one JSON line with the figures.
 
 A deliberately small client on raw asyncio streams (under uvloop when available): it shares
 the machine's cores with the server, so it must stay cheap.
@@ -18,13 +18,9 @@ import resource
 import secrets
 import sys
 import time
-from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from tests.formparse import default_answers, parse_step  # noqa: E402
+from devtools.formparse import default_answers, parse_step
 
 MAX_STEPS = 30
 ERROR_SAMPLES = 12

@@ -1,6 +1,8 @@
-"""The baseline: a bare ASGI app that reads the request body and answers 200 with a small
-HTML page on any path. Served by the same uvicorn command as Rostrum, it shows what the
-server, the loopback network and the client cost on their own."""
+"""The baseline: a bare ASGI app answering 200 with a small HTML page on any path.
+
+It reads the request body first. Served by the same uvicorn command as Rostrum
+(`uvicorn bench.hello_asgi:app`), it shows what the server, the loopback network and the
+client cost on their own."""
 
 BODY = (
     b"<!doctype html>\n<html lang='en'><head><meta charset='utf-8'><title>Hello</title></head>"

@@ -1,10 +1,10 @@
 """Live streams benchmark: N judges watch AI debaters' replies stream at once.
 
-    .venv/bin/python bench/live.py [--streams 100] [--mode production|embedded] [--idle 500]
+    .venv/bin/python -m bench.live [--streams 100] [--mode production|embedded] [--idle 500]
 
 Production mode: PostgreSQL, Redis (channel layer, stream buffer, Celery broker), uvicorn
 with 2 workers and two Celery worker processes (`-P threads -c 64`) writing turns with the
-real `openai` client against our OpenAI-compatible server (tests/fakellm.py, in its own
+real `openai` client against our OpenAI-compatible server (devtools/fakellm.py, in its own
 process, recording when it sent every token). Embedded mode: SQLite, no Redis, one uvicorn
 worker whose own event loop writes the turns.
 
@@ -35,8 +35,8 @@ import urllib.request
 from datetime import datetime
 from pathlib import Path
 
-import procstat
-from arrivals import (
+from bench import procstat
+from bench.arrivals import (
     PYTHON,
     RESULTS,
     ROOT,
@@ -49,9 +49,8 @@ from arrivals import (
     run,
     say,
 )
-from arrivals import percentile as _percentile
+from bench.arrivals import percentile as _percentile
 
-BENCH = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
 CELERY = str(BIN / "celery")
 
@@ -147,7 +146,7 @@ class Process:
 class FakeModel(Process):
     def __init__(self, env: dict) -> None:
         self.port = free_port()
-        cmd = [PYTHON, str(ROOT / "tests" / "fakellm.py"), "--port", str(self.port), "--record-timing"]
+        cmd = [PYTHON, "-m", "devtools.fakellm", "--port", str(self.port), "--record-timing"]
         super().__init__("live-fakellm", cmd + ["--timing-cap", "100000"], env)
 
     @property
@@ -288,7 +287,7 @@ class Client:
         path = work / f"judges-{name}.json"
         path.write_text(json.dumps(judges))
         self.out = work / f"client-{name}.json"
-        cmd = [PYTHON, str(BENCH / "live_client.py"), "--url", url, "--judges", str(path), "--phase", phase]
+        cmd = [PYTHON, "-m", "bench.live_client", "--url", url, "--judges", str(path), "--phase", phase]
         cmd += ["--timeout", str(timeout), "--out", str(self.out), *extra]
         self.process = subprocess.Popen(
             cmd, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
@@ -811,7 +810,9 @@ def parse_args() -> argparse.Namespace:
         "--no-compression", action="store_true", help="judges do not offer permessage-deflate"
     )
     parser.add_argument(
-        "--settings", default="config.settings", help="settings module of server and workers (experiments)"
+        "--settings",
+        default="config.settings",
+        help="settings module of server and workers (experiments: bench.<module>)",
     )
     parser.add_argument(
         "--profile",
@@ -872,7 +873,8 @@ def main() -> int:
         run(
             [
                 PYTHON,
-                str(BENCH / "live_setup.py"),
+                "-m",
+                "bench.live_setup",
                 "setup",
                 "--streams",
                 str(args.streams),
@@ -890,9 +892,8 @@ def main() -> int:
         procs.append(fake)
         fake.start()
         env.update(LLM_BACKEND="openai", OPENAI_BASE_URL=f"{fake.url}/v1", OPENAI_API_KEY="x")
-        if args.settings != "config.settings":  # an experiment's settings module, from bench/
+        if args.settings != "config.settings":  # an experiment's settings module, e.g. bench.<module>
             env["DJANGO_SETTINGS_MODULE"] = args.settings
-            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(BENCH), env.get("PYTHONPATH")]))
         redis = None
         if production:
             import redis as redis_lib
@@ -938,7 +939,8 @@ def main() -> int:
         run(
             [
                 PYTHON,
-                str(BENCH / "live_setup.py"),
+                "-m",
+                "bench.live_setup",
                 "collect",
                 "--sessions",
                 str(ids_file),

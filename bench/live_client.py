@@ -2,7 +2,7 @@
 
 Run by bench/live.py as a separate process:
 
-    python bench/live_client.py --url ws://127.0.0.1:P --judges FILE --phase streams|idle
+    python -m bench.live_client --url ws://127.0.0.1:P --judges FILE --phase streams|idle
 
 It opens every judge's websocket (/ws/live/<participant token>/) at once and waits for each
 one's snapshot, then prints `READY {...}` and waits for a line on stdin.
@@ -10,7 +10,7 @@ one's snapshot, then prints `READY {...}` and waits for a line on stdin.
 - streams: on `GO`, every judge asks both debaters a question (`{"type": "ask", "target":
   "both", ...}`, tagged with its session id so every prompt and reply is unique), which
   starts debater A's turn, then B's; the client applies every message like the browser
-  (static/js/live.js) and tests/integration/test_live_stream.py's `Judge` do (snapshot,
+  (static/js/live.js) and tests/debates/live/test_streaming.py's `Judge` do (snapshot,
   turn.start, turn.delta by offset, turn.end) and records, for every delta, its receive
   time (`time.time()`), offset and length. It ends when every judge has both replies (or
   at the timeout), writes its result as JSON to --out and prints `DONE`.

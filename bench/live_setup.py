@@ -1,16 +1,16 @@
 """Set-up and read-back for the live streams benchmark (run with the server's environment).
 
-    python bench/live_setup.py setup --streams N --idle M --warmup W --model MODEL --out FILE
-    python bench/live_setup.py collect --sessions FILE --out FILE
+    python -m bench.live_setup setup --streams N --idle M --warmup W --model MODEL --out FILE
+    python -m bench.live_setup collect --sessions FILE --out FILE
 
-`setup` builds the demo's design-B study (the code of tests/conftest.py `load_claim_study()`:
-claims import, DebaterConfig, study_build, StudyClaim, study_set_status) and, through the
-services, participants at its first claim step, each with a live debate session whose first
-round is over and whose judge is due to write: the state in which a judge's question starts
-the next pair of AI turns (A, then B). It writes every participant token and session id.
+`setup` builds the demo's design-B study (`debates.demo.loader.claim_study()`, as the demo
+and the tests do) and, through the services, participants at its first claim step, each
+with a live debate session whose first round is over and whose judge is due to write: the
+state in which a judge's question starts the next pair of AI turns (A, then B). It writes
+every participant token and session id.
 
 `collect` reads back, for the sessions given, every turn and every model call (with the
-SHA-256 of the messages sent, as `tests/fakellm.messages_digest` computes it).
+SHA-256 of the messages sent, as `devtools.fakellm.messages_digest` computes it).
 """
 
 from __future__ import annotations
@@ -23,11 +23,9 @@ import secrets
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 if not os.environ.get("DATABASE_URL"):  # never write benchmark rows into the default var/ database
-    sys.exit("live_setup.py: DATABASE_URL must name the benchmark's own database")
+    sys.exit("bench.live_setup: DATABASE_URL must name the benchmark's own database")
 
 import django  # noqa: E402
 
@@ -36,33 +34,15 @@ django.setup()
 from django.db import transaction  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from tests.fakellm import messages_digest, reply_text  # noqa: E402
+from devtools.fakellm import messages_digest, reply_text  # noqa: E402
 
 WARMUP_CONFIG = "bench-warmup"
-
-
-def load_claim_study(**overrides):
-    """As tests/conftest.py `load_claim_study()`: the demo's design-B study, live."""
-    from debates.claims_import import claims_import
-    from debates.demo.claim_debate import CLAIM_DEBATE_STUDY, CLAIMS_FILE, DEBATERS
-    from debates.models import Claim, DebaterConfig, StudyClaim
-    from studies.models import Study
-    from studies.services import study_build, study_set_status
-
-    claims_import(text=CLAIMS_FILE.read_text(encoding="utf-8"))
-    for spec in DEBATERS:
-        DebaterConfig.objects.get_or_create(name=spec["name"], defaults=spec)
-    study = study_build(spec={**CLAIM_DEBATE_STUDY, **overrides})
-    for claim in Claim.objects.all():
-        StudyClaim.objects.create(study=study, claim=claim)
-    study_set_status(study=study, status=Study.Status.LIVE)
-    return study
 
 
 def make_session(study, step, design, group: str, round_text_model: str, warmup_config=None) -> dict:
     """A participant through the services, at the claim step, with a debate session in its
     chat phase and round 1 (A, B) written: the judge is due to ask or pass."""
-    from debates import live_services
+    from debates.live import services as live_services
     from debates.models import LiveSession, LiveTurn
     from participants.models import Participant
     from participants.services import participant_enter
@@ -81,7 +61,7 @@ def make_session(study, step, design, group: str, round_text_model: str, warmup_
     participant.group, participant.position = group, step.position
     live_services.live_session_assign(participant=participant, position=step.position, design=design, now=now)
     session = LiveSession.objects.get(participant=participant, position=step.position)
-    # The initial judgement as live_initial_record stores it, without queueing turn 1: round 1
+    # The initial judgement as live_initial_record stores it, without creating turn 1: round 1
     # is written below as if the debaters had already spoken.
     changes = dict(
         initial_answer=True,
@@ -120,12 +100,13 @@ def make_session(study, step, design, group: str, round_text_model: str, warmup_
 
 
 def setup(args) -> dict:
+    from debates.demo.loader import claim_study
     from debates.models import DebaterConfig, LiveSession
     from participants.services import kind_for
     from studies.services import study_steps
 
     total = args.streams + args.idle + args.warmup
-    study = load_claim_study(slug="bench-live", target_per_item=max(1000, total))
+    study = claim_study(slug="bench-live", target_per_item=max(1000, total))
     DebaterConfig.objects.update(model=args.model)
     warm = DebaterConfig.objects.create(
         name=WARMUP_CONFIG, model=args.warmup_model, max_tokens=400, max_words=120, temperature=0.2

@@ -1,5 +1,7 @@
 """Create the benchmark study through the project's own services (run with DATABASE_URL set).
 
+    python -m bench.study
+
 Prints one JSON line: the study's slug, completion code, number of steps and the number of
 Response rows one completed participant leaves behind.
 """
@@ -8,10 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
 
 SLUG = "bench-arrivals"
 COMPLETION_CODE = "CBENCHDONE"
@@ -88,7 +86,6 @@ ANSWERS_PER_PARTICIPANT = sum(1 for s in SPEC["steps"] if s["kind"] == "consent"
 
 
 def main() -> None:
-    sys.path.insert(0, str(ROOT))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
 

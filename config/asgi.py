@@ -16,7 +16,7 @@ from django.core.handlers.asgi import ASGIHandler  # noqa: E402
 
 from config.admission import HTTPConcurrencyLimit  # noqa: E402
 from config.routing import websocket_urlpatterns  # noqa: E402
-from debates import runner  # noqa: E402
+from debates.live import tasks as live_tasks  # noqa: E402
 
 
 class SharedThreadASGIHandler(ASGIHandler):
@@ -46,13 +46,13 @@ class SharedThreadASGIHandler(ASGIHandler):
 
 
 class RegisterLoop:
-    """Tell the turn runner which loop serves this process (see debates.runner)."""
+    """Tell the live turns which loop serves this process (see debates.live.tasks)."""
 
     def __init__(self, app) -> None:
         self.app = app
 
     async def __call__(self, scope, receive, send) -> None:
-        runner.register_local_loop(asyncio.get_running_loop())
+        live_tasks.register_local_loop(asyncio.get_running_loop())
         await self.app(scope, receive, send)
 
 

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from debates.consumers import LiveSessionConsumer
+from debates.live.consumer import LiveSessionConsumer
 
 websocket_urlpatterns = [
     path("ws/live/<str:token>/", LiveSessionConsumer.as_asgi()),

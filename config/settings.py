@@ -221,7 +221,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": env_int("LEASE_SWEEP_SECONDS", 60, minimum=5),
     },
     "requeue-stuck-turns": {
-        "task": "debates.tasks.requeue_stuck_turns",
+        "task": "debates.live.tasks.requeue_stuck_turns",
         "schedule": env_int("LIVE_WATCHDOG_SECONDS", 10, minimum=1),
     },
 }

@@ -1,3 +1,7 @@
+"""The debates app: one package per study design, sharing `models/`, `llm.py` and
+`imports.py`. Its `ready()` is where each design plugs into the platform; read it to see
+what registers what."""
+
 from django.apps import AppConfig
 
 
@@ -5,4 +9,41 @@ class DebatesConfig(AppConfig):
     name = "debates"
 
     def ready(self) -> None:
-        from debates import live_steps, pairwise, pairwise_steps, services, steps  # noqa: F401  (kinds, keepers)
+        from debates import admin as _shared_admin  # noqa: F401  (the model-call log)
+        from debates.dialogues import admin as dialogues_admin
+        from debates.dialogues import services as dialogues
+        from debates.dialogues import steps as dialogue_steps
+        from debates.live import admin as live_admin
+        from debates.live import services as live
+        from debates.live import steps as live_steps
+        from debates.live import tasks as _live_tasks  # noqa: F401  (Celery tasks of live turns)
+        from debates.pairwise import admin as _pairwise_admin  # noqa: F401  (its models' admin)
+        from debates.pairwise import services as pairwise
+        from debates.pairwise import steps as pairwise_steps
+        from participants import places
+        from studies import admin as studies_admin
+        from studies import registry
+        from studies import services as studies
+
+        # Design A: pre-generated dialogues.
+        registry.register_all(
+            dialogue_steps.StoryKind,
+            dialogue_steps.DialogueKind,
+            dialogue_steps.JudgementKind,
+            dialogue_steps.BiasDetectionKind,
+            dialogue_steps.RecallCheckKind,
+        )
+        places.register(dialogues.DIALOGUE_PLACES)
+        studies.duplicate_hooks.append(dialogues.study_dialogues_copy)
+        studies_admin.study_inlines.append(dialogues_admin.StudyDialogueInline)
+
+        # Design B: live debate and consultancy.
+        registry.register_all(live_steps.ClaimSessionKind, live_steps.ClaimDebriefKind)
+        places.register(live.CLAIM_PLACES)
+        studies.duplicate_hooks.append(live.study_claims_copy)
+        studies_admin.study_inlines.append(live_admin.StudyClaimInline)
+
+        # Design D: pairwise comparisons. Its instance set is named in the step's
+        # configuration, so a duplicated study's steps already carry it.
+        registry.register_all(pairwise_steps.PairwiseKind)
+        places.register(pairwise.INSTANCE_PLACES)

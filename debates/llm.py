@@ -9,7 +9,7 @@ Two backends, chosen by `settings.LLM_BACKEND`:
 Every failure is an `LLMError` whose `retryable` says whether trying again can help.
 Requests are retried here, with exponential backoff that honours `Retry-After`, but a
 stream is never retried once text has been handed to the caller: the caller decides what
-to do with a half-shown reply. Callers record every call (see `debates.live_services`).
+to do with a half-shown reply. Callers record every call (`debates.call_log`).
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ class LLMError(Exception):
         self.retry_after = retry_after
         self.partial = partial  # text already handed to the caller when the stream broke
         self.attempts = 1
+        self.waits: list[float] = []  # seconds waited before each retry
         self.ttft_ms: int | None = None
         self.total_ms: int | None = None
 
@@ -78,6 +79,7 @@ class LLMResult:
     attempts: int
     backend: str
     model: str
+    waits: list[float] = field(default_factory=list)  # seconds waited before each retry
 
 
 OnText = Callable[[str], Awaitable[None]]
@@ -102,17 +104,19 @@ async def complete(request: LLMRequest) -> LLMResult:
 async def _with_retries(request: LLMRequest, attempt: Callable, backend: str) -> LLMResult:
     started = time.monotonic()
     tries = settings.LLM_MAX_RETRIES + 1
+    waits: list[float] = []
     for number in range(1, tries + 1):
         try:
             result = await attempt()
         except LLMError as error:
-            error.attempts = number
+            error.attempts, error.waits = number, waits
             error.total_ms = int((time.monotonic() - started) * 1000)
             if error.partial or not error.retryable or number == tries:
                 raise
-            await asyncio.sleep(backoff(number, error.retry_after))
+            waits.append(backoff(number, error.retry_after))
+            await asyncio.sleep(waits[-1])
             continue
-        result.attempts = number
+        result.attempts, result.waits = number, waits
         result.total_ms = int((time.monotonic() - started) * 1000)
         return result
     raise AssertionError("unreachable")

@@ -1,3 +1,6 @@
+"""The participants app: the flow engine, entry and exit, responses, timing, exclusions and
+places. Its `ready()` registers the step kinds it owns."""
+
 from django.apps import AppConfig
 
 
@@ -5,4 +8,14 @@ class ParticipantsConfig(AppConfig):
     name = "participants"
 
     def ready(self) -> None:
-        from participants import steps  # noqa: F401  (registers the step kinds)
+        from participants import steps
+        from studies import registry
+
+        registry.register_all(
+            steps.ConsentKind,
+            steps.InstructionsKind,
+            steps.DebriefKind,
+            steps.QuestionnaireKind,
+            steps.AttentionCheckKind,
+            steps.ScreeningKind,
+        )

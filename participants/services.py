@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
 
 from participants.models import Exclusion, Participant, Response, StepVisit
+from participants.places import lease_minutes, places_kept
 from studies import registry
 from studies.models import Step, Study
 from studies.registry import StepContext, StepKind, StepOutcome, StepUnavailable
@@ -35,29 +36,6 @@ class EntryError(Exception):
 
 class StaleSubmission(Exception):
     """A form for a step that is no longer the participant's current step."""
-
-
-# --- Places (leases) ---------------------------------------------------------------------
-
-
-def holds_place_q(now: datetime, prefix: str = "") -> Q:
-    """Participants whose place counts toward a quota: completed and not excluded, or in
-    progress with an unexpired lease. Previews never count."""
-    p = prefix
-    return Q(**{f"{p}is_preview": False}) & (
-        Q(**{f"{p}status": Status.COMPLETED, f"{p}excluded": False})
-        | Q(**{f"{p}status": Status.ACTIVE, f"{p}expires_at__gt": now})
-    )
-
-
-# Apps that hand out places (dialogues, claims, instances) register a function here that
-# says, under its own lock, whether a participant returning after a time-out may keep the
-# place they were given: `keep(participant, now) -> bool`.
-place_keepers: list[Callable[[Participant, datetime], bool]] = []
-
-
-def lease_minutes(study: Study) -> int:
-    return study.effective_time_limit_minutes
 
 
 # --- Entry -------------------------------------------------------------------------------
@@ -184,8 +162,7 @@ def participant_resume(*, participant: Participant, now: datetime | None = None)
     if not expired or participant.is_preview:
         return participant
     with transaction.atomic():
-        keep = all(keeper(participant, now) for keeper in place_keepers)
-        if keep:
+        if places_kept(participant, now):
             expires = now + timedelta(minutes=lease_minutes(participant.study))
             Participant.objects.filter(pk=participant.pk).update(
                 status=Status.ACTIVE, expires_at=expires, finished_at=None

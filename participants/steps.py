@@ -10,7 +10,7 @@ from django import forms
 from participants.forms import QuestionForm
 from participants.models import Participant
 from participants.services import Answer, attention_failures_add, responses_record
-from studies.registry import StepContext, StepKind, StepOutcome, register
+from studies.registry import StepContext, StepKind, StepOutcome
 
 
 class ConsentConfig(forms.Form):
@@ -26,7 +26,6 @@ class ConsentForm(forms.Form):
     consent = forms.ChoiceField(choices=[("yes", "yes"), ("no", "no")])
 
 
-@register
 class ConsentKind(StepKind):
     key = "consent"
     label = "Consent"
@@ -50,7 +49,6 @@ class TextPageConfig(forms.Form):
     button_label = forms.CharField(max_length=100, initial="Continue")
 
 
-@register
 class InstructionsKind(StepKind):
     key = "instructions"
     label = "Instructions"
@@ -64,7 +62,6 @@ class DebriefConfig(TextPageConfig):
     button_label = forms.CharField(max_length=100, initial="Finish and return to Prolific")
 
 
-@register
 class DebriefKind(StepKind):
     key = "debrief"
     label = "Debrief"
@@ -86,7 +83,6 @@ class QuestionnaireConfig(forms.Form):
     button_label = forms.CharField(max_length=100, initial="Continue")
 
 
-@register
 class QuestionnaireKind(StepKind):
     key = "questionnaire"
     label = "Questionnaire"
@@ -113,7 +109,6 @@ class QuestionnaireKind(StepKind):
         )
 
 
-@register
 class AttentionCheckKind(QuestionnaireKind):
     key = "attention_check"
     label = "Attention check"
@@ -179,7 +174,6 @@ class ScreeningConfig(forms.Form):
         return self.cleaned_data["groups"]
 
 
-@register
 class ScreeningKind(QuestionnaireKind):
     key = "screening"
     label = "Screening survey"

@@ -6,7 +6,6 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import F
 from django.http import HttpResponseRedirect
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
@@ -15,7 +14,7 @@ from studies import registry
 from studies.models import Question, Step, Study
 from studies.services import (
     StudyLocked,
-    steps_renumber,
+    steps_arrange,
     study_duplicate,
     study_is_locked,
     study_problems,
@@ -148,23 +147,9 @@ class StudyAdmin(admin.ModelAdmin):
     def save_formset(self, request, form, formset, change):
         if formset.model is not Step:
             return super().save_formset(request, form, formset, change)
-        study = form.instance
-        with transaction.atomic():
-            instances = formset.save(commit=False)
-            if instances or formset.deleted_objects:
-                study_steps_changed(study=study)
-            for step in formset.deleted_objects:
-                step.delete()
-            # Move edited steps out of the way first so positions can be swapped freely.
-            for n, step in enumerate(instances):
-                if step.pk:
-                    Step.objects.filter(pk=step.pk).update(position=20000 + n)
-            for step in instances:
-                if not step.pk:
-                    kind = registry.get(step.kind)
-                    step.config = kind.config(Step(config={}))
-                step.save()
-            steps_renumber(study=study)
+        saved = formset.save(commit=False)
+        if saved or formset.deleted_objects:
+            steps_arrange(study=form.instance, saved=saved, deleted=formset.deleted_objects)
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         study = self.get_object(request, object_id)
@@ -344,14 +329,7 @@ class StepAdmin(admin.ModelAdmin):
         return not self._locked(obj) and super().has_delete_permission(request, obj)
 
     def save_model(self, request, obj, form, change):
-        with transaction.atomic():
-            study_steps_changed(study=obj.study)
-            if not change and Step.objects.filter(study=obj.study, position=obj.position).exists():
-                Step.objects.filter(study=obj.study, position__gte=obj.position).update(
-                    position=F("position") + 10000
-                )
-            super().save_model(request, obj, form, change)
-            steps_renumber(study=obj.study)
+        steps_arrange(study=obj.study, saved=[obj])
 
     def save_related(self, request, form, formsets, change):
         with transaction.atomic():
@@ -359,10 +337,7 @@ class StepAdmin(admin.ModelAdmin):
             study_steps_changed(study=form.instance.study)
 
     def delete_model(self, request, obj):
-        with transaction.atomic():
-            study_steps_changed(study=obj.study)
-            super().delete_model(request, obj)
-            steps_renumber(study=obj.study)
+        steps_arrange(study=obj.study, deleted=[obj])
 
     def delete_queryset(self, request, queryset):
         for step in queryset.select_related("study"):

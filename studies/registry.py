@@ -1,9 +1,9 @@
 """The step-kind registry.
 
 A study is an ordered list of steps; each step names a *kind*. A kind is a small class,
-registered here by the app that owns it (`participants` registers consent, instructions,
-questionnaires and attention checks; `debates` registers the story, dialogue, judgement and
-the other dialogue-bound kinds). The flow engine reaches kinds only through this registry.
+registered here from the `ready()` of the app that owns it (`participants` registers
+consent, instructions, questionnaires, attention checks and screening; `debates` registers
+each design's kinds). The flow engine reaches kinds only through this registry.
 
 A kind declares:
 - `config_form`: the admin form for its configuration (stored as the step's JSON config);
@@ -111,6 +111,12 @@ def register(cls: type[StepKind]) -> type[StepKind]:
         raise ValueError(f"step kind {cls.key!r} is missing a key or registered twice")
     _registry[cls.key] = cls()
     return cls
+
+
+def register_all(*classes: type[StepKind]) -> None:
+    """Register an app's step kinds; called from its `AppConfig.ready()`."""
+    for cls in classes:
+        register(cls)
 
 
 def get(key: str) -> StepKind:

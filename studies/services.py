@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from django.conf import settings
 from django.db import transaction
@@ -18,8 +19,9 @@ class StudyLocked(Exception):
 
 
 _steps_cache: dict[int, tuple[int, list[Step]]] = {}
-# Other apps copy what they attach to a study (e.g. its dialogues) when it is duplicated.
-duplicate_hooks: list = []
+# Other apps copy what they attach to a study (e.g. its dialogues) when it is duplicated:
+# callables (*, source, copy), registered in their `ready()`.
+duplicate_hooks: list[Callable[..., None]] = []
 
 
 def study_steps(study: Study) -> list[Step]:
@@ -79,15 +81,42 @@ def study_steps_changed(*, study: Study) -> None:
     Study.objects.filter(pk=study.pk).update(steps_version=F("steps_version") + 1)
 
 
-def steps_renumber(*, study: Study) -> None:
-    """Close gaps so positions run 1..n in their current order (two passes keep the
-    unique (study, position) constraint satisfied at every statement; callers park
-    moved steps at 10000–29999 beforehand)."""
-    ids = list(Step.objects.filter(study=study).order_by("position", "id").values_list("id", flat=True))
-    for offset, step_id in enumerate(ids):
-        Step.objects.filter(pk=step_id).update(position=30000 + offset)
-    for offset, step_id in enumerate(ids):
-        Step.objects.filter(pk=step_id).update(position=offset + 1)
+@transaction.atomic
+def steps_arrange(*, study: Study, saved: list[Step] = (), deleted: list[Step] = ()) -> None:
+    """Apply an edit of a study's list of steps, as the admin makes it.
+
+    `saved` are new steps, or existing ones with changed fields (title, configuration,
+    position): each goes to the position it asks for, ahead of an untouched step already
+    there (so adding a step at 2 inserts it before the old second step, and moving step 3
+    to 1 puts it first). `deleted` steps are removed. Positions then run 1..n. A new step
+    without a configuration gets its kind's defaults. Refused (StudyLocked) once real
+    participants have entered.
+    """
+    study_steps_changed(study=study)
+    for step in deleted:
+        step.delete()
+    untouched = list(
+        Step.objects.filter(study=study)
+        .exclude(pk__in=[s.pk for s in saved if s.pk])
+        .order_by("position", "id")
+    )
+    # Park every step far from 1..n first, so the unique (study, position) constraint holds
+    # at every statement whatever the new order.
+    for offset, step in enumerate(untouched):
+        Step.objects.filter(pk=step.pk).update(position=30000 + offset)
+    order = [((step.position, 1, offset), step.pk) for offset, step in enumerate(untouched)]
+    for offset, step in enumerate(saved):
+        wanted = step.position
+        if not step.pk and not step.config:
+            step.config = registry.get(step.kind).config(Step(config={}))
+        step.study = study
+        step.position = 20000 + offset
+        step.save()
+        order.append(((wanted, 0, offset), step.pk))
+    for position, (_, step_id) in enumerate(sorted(order), start=1):
+        Step.objects.filter(pk=step_id).update(position=position)
+    for step in saved:
+        step.refresh_from_db(fields=["position"])
 
 
 def study_problems(study: Study) -> list[str]:

@@ -1,9 +1,8 @@
-"""Models of the debates app: pre-generated dialogues about cases (design A, `static`) and
-live AI debates and consultancies about claims (design B, `live`)."""
+"""Models of the debates app, one module per study design plus the shared model-call log.
+The app label and the migrations are one for all of them."""
 
-from debates.models.live import Claim, DebaterConfig, LiveSession, LiveTurn, LLMCall, StudyClaim
-from debates.models.pairwise import Comparison, Excerpt, Instance, InstanceSet
-from debates.models.static import (
+from debates.models.calls import LLMCall
+from debates.models.dialogues import (
     BiasReport,
     Case,
     Dialogue,
@@ -13,6 +12,8 @@ from debates.models.static import (
     Turn,
     count_words,
 )
+from debates.models.live import Claim, DebaterConfig, LiveSession, LiveTurn, StudyClaim
+from debates.models.pairwise import Comparison, Excerpt, Instance, InstanceSet
 
 __all__ = [
     "BiasReport",
@@ -21,10 +22,10 @@ __all__ = [
     "Comparison",
     "DebaterConfig",
     "Dialogue",
+    "DialogueAssignment",
     "Excerpt",
     "Instance",
     "InstanceSet",
-    "DialogueAssignment",
     "Judgement",
     "LLMCall",
     "LiveSession",

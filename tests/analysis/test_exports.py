@@ -2,21 +2,14 @@ import csv
 import io
 
 import pytest
-from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import Client
 
 from analysis.exports import TABLES
 from debates.models import DialogueAssignment
 from participants.services import participant_preview
-from tests.conftest import Walker, streamed_body
-
-
-@pytest.fixture
-def experimenter(db) -> Client:
-    client = Client()
-    client.force_login(User.objects.create_superuser("analyst", "a@example.org", "a-long-password-1"))
-    return client
+from tests.support.cast import Walker
+from tests.support.downloads import streamed_body
 
 
 def fetch(client: Client, study, table: str) -> list[dict]:

@@ -1,10 +1,9 @@
 import pytest
-from django.contrib.auth.models import User
 from django.test import Client
 
 from participants.models import Participant
 from studies.models import Study
-from tests.conftest import Walker, entry_url, pid
+from tests.support.cast import Walker, entry_url, pid
 
 
 @pytest.mark.django_db
@@ -100,11 +99,11 @@ class TestPreview:
         assert "/admin/login/" in response["Location"]
         assert not Participant.objects.exists()
 
-    def test_staff_can_walk_a_draft_study_without_counting(self, questionnaire_study):
+    def test_staff_can_walk_a_draft_study_without_counting(
+        self, questionnaire_study, staff_without_permissions
+    ):
         Study.objects.filter(pk=questionnaire_study.pk).update(status="draft")
-        staff = User.objects.create_user("exp", password="pw-123456789", is_staff=True)
-        client = Client()
-        client.force_login(staff)
+        client = staff_without_permissions
         response = client.get(f"/s/{questionnaire_study.slug}/preview/")
         participant = Participant.objects.get()
         assert participant.is_preview

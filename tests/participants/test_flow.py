@@ -1,9 +1,10 @@
 import pytest
 from django.test import Client
 
+from devtools.formparse import default_answers
 from participants.models import Exclusion, Participant, Response, StepVisit
-from tests.conftest import CONSENT_STEP, DEBRIEF_STEP, Walker, build_study
-from tests.formparse import default_answers
+from tests.support.cast import Walker
+from tests.support.studies import CONSENT_STEP, DEBRIEF_STEP, build_study
 
 
 @pytest.fixture

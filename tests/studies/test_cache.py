@@ -2,7 +2,7 @@ import pytest
 
 from studies import services
 from studies.models import Study
-from tests.conftest import CONSENT_STEP, build_study
+from tests.support.studies import CONSENT_STEP, build_study
 
 
 @pytest.mark.django_db

@@ -1,22 +1,12 @@
-from django.core.management.base import BaseCommand, CommandError
+"""`manage.py import_claims FILE`: claims of design B (docs/claim-format.md)."""
 
-from debates.claims_import import claims_import
-from debates.importing import ImportInvalid, decode
+from debates.imports import ImportCommand
+from debates.live.imports import claims_import
 
 
-class Command(BaseCommand):
+class Command(ImportCommand):
     help = "Import claims from a rostrum.claims/1 JSON or CSV file (docs/claim-format.md)."
 
-    def add_arguments(self, parser):
-        parser.add_argument("path", help="the .json or .csv file")
-
-    def handle(self, *args, path: str, **options):
-        try:
-            with open(path, "rb") as handle:
-                summary = claims_import(text=decode(handle.read()), filename=path)
-        except OSError as error:
-            raise CommandError(f"cannot read {path}: {error.strerror}") from None
-        except ImportInvalid as invalid:
-            lines = "\n".join(f"  {p}" for p in invalid.problems)
-            raise CommandError(f"{path}: {invalid}\n{lines}") from None
-        self.stdout.write(self.style.SUCCESS(f"Imported {path}: {summary}"))
+    @staticmethod
+    def importer(text: str, path: str):
+        return claims_import(text=text, filename=path)

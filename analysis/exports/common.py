@@ -1,0 +1,186 @@
+"""The export tables every study has: participants, their responses and step times."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from analysis.exports.table import CHUNK, Table, active_exclusions, col, flag, iso
+from debates.models import DialogueAssignment
+from participants.models import Participant, Response, StepVisit
+from studies.models import Study
+from studies.services import study_steps
+
+# --- participants ------------------------------------------------------------------------
+
+
+def participant_rows(study: Study) -> Iterator[dict]:
+    exclusions = active_exclusions(study)
+    titles = {s.position: s.title for s in study_steps(study)}
+    assignments = {
+        a["participant_id"]: a
+        for a in DialogueAssignment.objects.filter(participant__study=study).values(
+            "participant_id",
+            "dialogue__slug",
+            "dialogue__case__slug",
+            "dialogue__condition",
+            "dialogue__active_side",
+            "dialogue__variant",
+            "dialogue__side_a",
+            "assigned_at",
+            "words",
+            "reading_ms",
+            "reading_server_ms",
+            "reading_client_ms",
+            "wpm",
+        )
+    }
+    queryset = Participant.objects.filter(study=study, is_preview=False).order_by("id").values()
+    for p in queryset.iterator(chunk_size=CHUNK):
+        a = assignments.get(p["id"], {})
+        finished = p["finished_at"]
+        yield {
+            **p,
+            "participant_id": p["id"],
+            "step_title": titles.get(p["position"], "") if p["status"] == "active" else "",
+            "started_at": iso(p["started_at"]),
+            "finished_at": iso(finished),
+            "last_seen_at": iso(p["last_seen_at"]),
+            "expires_at": iso(p["expires_at"]),
+            "duration_s": round((finished - p["started_at"]).total_seconds(), 1) if finished else "",
+            "excluded": flag(p["excluded"]),
+            "exclusion_reasons": ";".join(sorted(exclusions.get(p["id"], []))),
+            "dialogue": a.get("dialogue__slug", ""),
+            "case": a.get("dialogue__case__slug", ""),
+            "condition": a.get("dialogue__condition", ""),
+            "active_side": a.get("dialogue__active_side", ""),
+            "variant": a.get("dialogue__variant", ""),
+            "side_a": a.get("dialogue__side_a", ""),
+            "assigned_at": iso(a.get("assigned_at")),
+            "words": a.get("words"),
+            "reading_ms": a.get("reading_ms"),
+            "reading_server_ms": a.get("reading_server_ms"),
+            "reading_client_ms": a.get("reading_client_ms"),
+            "wpm": "" if a.get("wpm") is None else round(a["wpm"], 1),
+        }
+
+
+PARTICIPANT_COLUMNS = [
+    col("participant_id", "Rostrum's id of the participant (joins the other tables)."),
+    col("prolific_pid", "PROLIFIC_PID from the study link."),
+    col("prolific_study_id", "STUDY_ID from the study link."),
+    col("prolific_session_id", "SESSION_ID from the study link (Prolific's submission id)."),
+    col(
+        "status",
+        "active, completed, no_consent, failed_check, screened_out, study_full, timed_out or returned.",
+    ),
+    col("position", "The step the participant is on (or stopped at)."),
+    col("step_title", "Title of the current step, for participants still in progress."),
+    col("started_at", "First visit of the study link (UTC, ISO 8601)."),
+    col("finished_at", "When the participant completed or left the study (UTC)."),
+    col("duration_s", "Seconds from start to finish."),
+    col("last_seen_at", "Last request from the participant (UTC)."),
+    col("expires_at", "When the participant's place is released if not finished (UTC)."),
+    col("visits", "Times the study link was opened (refreshes of a step are not counted)."),
+    col("attention_failures", "Failed attention-check items."),
+    col("excluded", "1 if excluded from analysis (an active exclusion exists)."),
+    col("exclusion_reasons", "Active exclusion reasons, ';'-separated: attention, recall, wpm, manual."),
+    col("dialogue", "Slug of the assigned dialogue (empty if none was assigned)."),
+    col("case", "Slug of the dialogue's case."),
+    col("condition", "baseline, anchoring, fallacy_oversight, pro_jargon or verbosity."),
+    col("active_side", "Role carrying the bias intervention: none, culprit or rival."),
+    col("variant", "V1 or V2 for biased dialogues; empty for baseline."),
+    col("side_a", "Whom side A argues for: culprit or rival."),
+    col("assigned_at", "When the dialogue was assigned (UTC)."),
+    col("words", "Words in the dialogue's six turns."),
+    col(
+        "reading_ms",
+        "Reading time of the dialogue used for wpm (browser's active time when plausible, else server time).",
+    ),
+    col("reading_server_ms", "Server time from serving the dialogue step to its submission."),
+    col("reading_client_ms", "Browser-measured time the dialogue page was visible and focused."),
+    col("wpm", "Words per minute on the dialogue: words / (reading_ms / 60000)."),
+]
+
+
+# --- step times --------------------------------------------------------------------------
+
+
+def step_time_rows(study: Study) -> Iterator[dict]:
+    queryset = (
+        StepVisit.objects.filter(participant__study=study, participant__is_preview=False)
+        .order_by("participant_id", "position")
+        .values()
+    )
+    for v in queryset.iterator(chunk_size=CHUNK):
+        yield {**v, "shown_at": iso(v["shown_at"]), "submitted_at": iso(v["submitted_at"])}
+
+
+STEP_TIME_COLUMNS = [
+    col("participant_id", "Rostrum's id of the participant."),
+    col("position", "Step position in the study."),
+    col("step_kind", "Kind of the step (consent, questionnaire, dialogue, …)."),
+    col("shown_at", "When the step became the participant's current step, i.e. was first served (UTC)."),
+    col("submitted_at", "Submission of the step (UTC)."),
+    col("server_ms", "Milliseconds from shown_at to the step's submission, measured by the server."),
+    col("client_active_ms", "Milliseconds the page was visible and focused, measured by the browser."),
+    col("client_hidden_ms", "Milliseconds the page was hidden (another tab or app)."),
+    col("client_blurs", "Times the page lost focus or visibility."),
+]
+
+
+# --- responses ---------------------------------------------------------------------------
+
+
+def response_rows(study: Study) -> Iterator[dict]:
+    queryset = (
+        Response.objects.filter(participant__study=study, participant__is_preview=False)
+        .order_by("participant_id", "position", "id")
+        .values(
+            "participant_id",
+            "participant__prolific_pid",
+            "position",
+            "step_kind",
+            "key",
+            "value",
+            "value_num",
+            "is_check",
+            "passed",
+            "created_at",
+        )
+    )
+    for r in queryset.iterator(chunk_size=CHUNK):
+        yield {
+            **r,
+            "prolific_pid": r["participant__prolific_pid"],
+            "is_check": flag(r["is_check"]),
+            "passed": flag(r["passed"]),
+            "created_at": iso(r["created_at"]),
+        }
+
+
+RESPONSE_COLUMNS = [
+    col("participant_id", "Rostrum's id of the participant."),
+    col("prolific_pid", "PROLIFIC_PID."),
+    col("position", "Step position the answer was given on."),
+    col("step_kind", "Kind of that step."),
+    col(
+        "key", "Item key (a questionnaire item's key, or e.g. judgement_side, bias_present, recall, consent)."
+    ),
+    col("value", "The answer as shown to the participant (option text, number or free text)."),
+    col("value_num", "Numeric coding: Likert position 1..k, slider or number value; empty otherwise."),
+    col("is_check", "1 if the item is an attention or recall check."),
+    col("passed", "For checks: 1 if answered as instructed, 0 if not."),
+    col("created_at", "When the answer was stored (UTC)."),
+]
+
+
+PARTICIPANTS = Table(
+    "participants", "One row per participant (previews left out).", PARTICIPANT_COLUMNS, participant_rows
+)
+RESPONSES = Table("responses", "One row per answered item.", RESPONSE_COLUMNS, response_rows)
+STEP_TIMES = Table(
+    "step_times",
+    "One row per submitted step, with server and browser timing.",
+    STEP_TIME_COLUMNS,
+    step_time_rows,
+)

@@ -1,0 +1,56 @@
+"""What an export table is (columns with their codebook text, and a row generator), and
+the small helpers the tables share to read rows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from participants.models import Exclusion
+from studies.models import Study
+
+CHUNK = 2000
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    description: str
+    get: Callable[[dict], Any]
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    description: str
+    columns: list[Column]
+    rows: Callable[[Study], Iterator[dict]]
+
+
+def col(name: str, description: str, key: str | None = None) -> Column:
+    key = key or name
+    return Column(name, description, lambda row: row.get(key))
+
+
+def flag(value) -> str:
+    return "" if value is None else ("1" if value else "0")
+
+
+def iso(value) -> str:
+    return value.isoformat() if value else ""
+
+
+def seconds_between(start, end):
+    return round((end - start).total_seconds(), 1) if start and end else ""
+
+
+def active_exclusions(study: Study) -> dict[int, list[str]]:
+    """Active exclusion reasons per participant id."""
+    reasons: dict[int, list[str]] = {}
+    rows = Exclusion.objects.filter(
+        participant__study=study, participant__is_preview=False, revoked_at__isnull=True
+    ).values_list("participant_id", "reason")
+    for participant_id, reason in rows.iterator(chunk_size=CHUNK):
+        reasons.setdefault(participant_id, []).append(reason)
+    return reasons

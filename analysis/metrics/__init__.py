@@ -1,0 +1,2 @@
+"""The statistics of the papers: pure functions over plain data, tested against numbers
+computed independently."""

@@ -1,0 +1,1 @@
+"""Small pieces every app may use; imports nothing from the apps."""

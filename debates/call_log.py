@@ -1,0 +1,83 @@
+"""The log of model calls, shared by every design: recording one call with its cost, and the
+totals per study that the admin shows."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from django.db.models import Count, Q, QuerySet, Sum
+from django.utils import timezone
+
+from debates import llm
+from debates.models import LiveSession, LiveTurn, LLMCall
+
+
+def llm_call_record(
+    *,
+    role: str,
+    config: Any,
+    request: llm.LLMRequest,
+    result: llm.LLMResult | None = None,
+    error: llm.LLMError | None = None,
+    session: LiveSession | None = None,
+    turn: LiveTurn | None = None,
+    study_id: int | None = None,
+) -> LLMCall:
+    """Store one call, successful (`result`) or not (`error`). `config` is whatever set the
+    call up (a debater configuration, …): its `template_version` and its prices per million
+    tokens (`price_in_per_mtok`, `price_out_per_mtok`) are recorded when it has them."""
+    source = result or error
+    tokens_in = getattr(result, "tokens_in", None)
+    tokens_out = getattr(result, "tokens_out", None)
+    if study_id is None and session is not None:
+        study_id = session.participant.study_id
+    return LLMCall.objects.create(
+        study_id=study_id,
+        session=session,
+        turn=turn,
+        role=role,
+        backend=getattr(result, "backend", None) or llm.backend_name(),
+        model=request.model,
+        params=request.params,
+        template_version=getattr(config, "template_version", None),
+        prompt_hash=request.prompt_hash,
+        messages=request.messages,
+        output=result.text if result else getattr(error, "partial", ""),
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
+        ttft_ms=getattr(source, "ttft_ms", None),
+        total_ms=getattr(source, "total_ms", None),
+        attempts=getattr(source, "attempts", 1) or 1,
+        error_kind=getattr(error, "kind", "") if error else "",
+        error_message=(getattr(error, "message", "") or str(error))[:500] if error else "",
+        cost_usd=call_cost(config, tokens_in, tokens_out),
+        created_at=timezone.now(),
+    )
+
+
+def call_cost(config: Any, tokens_in: int | None, tokens_out: int | None) -> Decimal | None:
+    """USD for the tokens at the configuration's prices; None when either is unknown."""
+    price_in = getattr(config, "price_in_per_mtok", None)
+    price_out = getattr(config, "price_out_per_mtok", None)
+    if price_in is None or price_out is None or tokens_in is None or tokens_out is None:
+        return None
+    million = Decimal(1_000_000)
+    return tokens_in * price_in / million + tokens_out * price_out / million
+
+
+def llm_totals(calls: QuerySet) -> list[dict]:
+    """Calls, failures, tokens and cost per study, over the given calls."""
+    rows = (
+        calls.order_by()
+        .values("study__slug")
+        .annotate(
+            calls=Count("id"),
+            failed=Count("id", filter=~Q(error_kind="")),
+            tokens_in=Sum("tokens_in"),
+            tokens_out=Sum("tokens_out"),
+            cost=Sum("cost_usd"),
+        )
+        .order_by("study__slug")
+    )
+    return list(rows)

@@ -1,0 +1,103 @@
+"""Loading the demo studies: the one way the `load_demo` command, the tests and the
+benchmarks set them up. Every loader is idempotent: the content is imported (updated in
+place), a study that exists is reused, and a study still in draft is set live.
+
+Keyword overrides change the study's fields (slug, target_per_item, …) for tests and
+benchmarks; the demo itself uses none.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.db import transaction
+
+from debates.demo.claim_debate import CLAIM_DEBATE_STUDY, CLAIMS_FILE, DEBATERS
+from debates.demo.mystery import CASES_FILE, MYSTERY_STUDY
+from debates.demo.persuasion_pairs import PAIRS_SET, PERSUASION_PAIRS_STUDY
+from debates.dialogues.imports import CaseImportSummary, cases_import
+from debates.live.imports import ClaimImportSummary, claims_import
+from debates.models import Claim, DebaterConfig, Dialogue, InstanceSet, StudyClaim, StudyDialogue
+from debates.pairwise.sampler import instance_set_from_dialogues
+from studies.models import Study
+from studies.services import study_build, study_set_status
+
+
+def demo_cases() -> CaseImportSummary:
+    """The demo's mystery cases and their dialogues (design A)."""
+    return cases_import(text=CASES_FILE.read_text(encoding="utf-8"))
+
+
+def demo_claims() -> ClaimImportSummary:
+    """The demo's claims (design B) and its debater configuration."""
+    summary = claims_import(text=CLAIMS_FILE.read_text(encoding="utf-8"))
+    for spec in DEBATERS:
+        DebaterConfig.objects.get_or_create(name=spec["name"], defaults=spec)
+    return summary
+
+
+def _demo_case_slugs() -> list[str]:
+    return [c["slug"] for c in json.loads(CASES_FILE.read_text(encoding="utf-8"))["cases"]]
+
+
+def _demo_claim_slugs() -> list[str]:
+    return [c["slug"] for c in json.loads(CLAIMS_FILE.read_text(encoding="utf-8"))["claims"]]
+
+
+def _study(spec: dict, overrides: dict) -> tuple[Study, bool]:
+    """The study of `spec` (with overrides), built unless one with its slug exists."""
+    spec = {**spec, **overrides}
+    study = Study.objects.filter(slug=spec["slug"]).first()
+    if study is not None:
+        return study, False
+    return study_build(spec=spec), True
+
+
+def _go_live(study: Study) -> Study:
+    if study.status == Study.Status.DRAFT:
+        study_set_status(study=study, status=Study.Status.LIVE)
+    return study
+
+
+@transaction.atomic
+def mystery_study(**overrides) -> Study:
+    """`mystery-debate` (design A) on the demo cases' dialogues."""
+    demo_cases()
+    study, _ = _study(MYSTERY_STUDY, overrides)
+    for dialogue in Dialogue.objects.filter(case__slug__in=_demo_case_slugs()):
+        StudyDialogue.objects.get_or_create(study=study, dialogue=dialogue)
+    return _go_live(study)
+
+
+@transaction.atomic
+def claim_study(**overrides) -> Study:
+    """`claim-debate` (design B): both protocols on the demo claims."""
+    demo_claims()
+    study, _ = _study(CLAIM_DEBATE_STUDY, overrides)
+    for claim in Claim.objects.filter(slug__in=_demo_claim_slugs()):
+        StudyClaim.objects.get_or_create(study=study, claim=claim)
+    return _go_live(study)
+
+
+@transaction.atomic
+def pairs_set(**overrides) -> InstanceSet:
+    """The demo instance set, built from the demo dialogues when it does not exist yet."""
+    pool = InstanceSet.objects.filter(slug=PAIRS_SET["slug"]).first()
+    if pool is None:
+        demo_cases()
+        pool = InstanceSet.objects.create(**{**PAIRS_SET, **overrides})
+        dialogues = list(Dialogue.objects.filter(case__slug__in=_demo_case_slugs()).select_related("case"))
+        instance_set_from_dialogues(instance_set=pool, dialogues=dialogues)
+    return pool
+
+
+@transaction.atomic
+def pairs_study(*, set_overrides: dict | None = None, **overrides) -> Study:
+    """`persuasion-pairs` (design D) on the demo instance set."""
+    pairs_set(**(set_overrides or {}))
+    study, _ = _study(PERSUASION_PAIRS_STUDY, overrides)
+    return _go_live(study)
+
+
+def all_demo_studies() -> list[Study]:
+    return [mystery_study(), claim_study(), pairs_study()]

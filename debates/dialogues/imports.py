@@ -1,0 +1,279 @@
+"""Import cases and dialogues from the `rostrum.cases/1` JSON format (docs/case-format.md).
+
+The whole file is validated first; any problem means nothing is written, and every problem
+names its line and field path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from debates.imports import Checker, PosDict, PosList, open_document
+from debates.models import Case, Dialogue, DialogueAssignment, Turn, count_words
+
+FORMAT = "rostrum.cases/1"
+CONDITIONS = [c.value for c in Dialogue.Condition]
+TURN_MAX = 10_000
+TURNS = 6
+
+
+@dataclass
+class CaseImportSummary:
+    cases_created: int = 0
+    cases_updated: int = 0
+    dialogues_created: int = 0
+    dialogues_updated: int = 0
+
+    def __str__(self) -> str:
+        return (
+            f"cases: {self.cases_created} new, {self.cases_updated} updated; "
+            f"dialogues: {self.dialogues_created} new, {self.dialogues_updated} updated"
+        )
+
+
+def cases_parse(text: str) -> tuple[list[dict], list[dict]]:
+    """Validate a file; return (cases, dialogues) as plain dicts or raise ImportInvalid."""
+    doc, check = open_document(text, FORMAT, {"cases", "dialogues"})
+    raw_cases = check.get(doc, "cases", "cases", list, required=False) or PosList()
+    raw_dialogues = check.get(doc, "dialogues", "dialogues", list, required=False) or PosList()
+    cases = _check_cases(check, raw_cases)
+    known = {c["slug"]: c for c in cases} | _existing_cases(raw_dialogues, cases)
+    dialogues = _check_dialogues(check, raw_dialogues, known)
+    _check_locked_dialogues(check, dialogues)
+    check.raise_if_any()
+    return cases, dialogues
+
+
+def _check_cases(check: Checker, raw: PosList) -> list[dict]:
+    cases, seen = [], set()
+    for _, obj, path in check.objects(raw, "cases"):
+        before = len(check.problems)
+        check.unknown_keys(
+            obj, {"slug", "title", "story", "suspects", "culprit", "rival", "evidence", "recall"}, path
+        )
+        case = {
+            "slug": check.slug(obj, "slug", path),
+            "title": check.text(obj, "title", path, max_len=200),
+            "story": check.text(obj, "story", path, max_len=100_000),
+            "culprit": check.text(obj, "culprit", path, max_len=120),
+            "rival": check.text(obj, "rival", path, max_len=120),
+            "suspects": _check_suspects(check, obj, path),
+            "evidence": _check_evidence(check, obj, path),
+            "recall": _check_recall(check, obj, path),
+            "_line": obj.line,
+        }
+        if case["slug"] in seen:
+            check.add(obj.key_line("slug"), f"{path}.slug", f"slug {case['slug']!r} appears twice")
+        seen.add(case["slug"])
+        names = {s["name"] for s in case["suspects"] or []}
+        for role in ("culprit", "rival"):
+            if case[role] and case["suspects"] is not None and case[role] not in names:
+                check.add(obj.key_line(role), f"{path}.{role}", f"{case[role]!r} is not one of the suspects")
+        if case["culprit"] and case["culprit"] == case["rival"]:
+            check.add(obj.key_line("rival"), f"{path}.rival", "the rival must differ from the culprit")
+        if len(check.problems) == before:
+            cases.append(case)
+    return cases
+
+
+def _check_suspects(check: Checker, obj: PosDict, path: str) -> list[dict] | None:
+    raw = check.get(obj, "suspects", path, list)
+    if raw is None:
+        return None
+    if len(raw) < 2:
+        check.add(obj.key_line("suspects"), f"{path}.suspects", "give at least two suspects")
+    suspects, names = [], set()
+    for j, item in enumerate(raw):
+        spath = f"{path}.suspects[{j}]"
+        if not isinstance(item, PosDict):
+            check.add(raw.item_line(j), spath, 'must be an object {"name": …, "description": …}')
+            continue
+        check.unknown_keys(item, {"name", "description"}, spath)
+        name = check.text(item, "name", spath, max_len=120)
+        description = check.text(item, "description", spath, max_len=500, required=False) or ""
+        if name in names:
+            check.add(item.key_line("name"), f"{spath}.name", f"suspect {name!r} appears twice")
+        names.add(name)
+        suspects.append({"name": name, "description": description})
+    return suspects
+
+
+def _check_evidence(check: Checker, obj: PosDict, path: str) -> list[dict]:
+    raw = check.get(obj, "evidence", path, list)
+    units, numbers = [], set()
+    for j, item in enumerate(raw or []):
+        epath = f"{path}.evidence[{j}]"
+        if not isinstance(item, PosDict):
+            check.add(raw.item_line(j), epath, 'must be an object {"number": …, "text": …}')
+            continue
+        check.unknown_keys(item, {"number", "text"}, epath)
+        number = check.get(item, "number", epath, int)
+        text = check.text(item, "text", epath, max_len=2000)
+        if number is not None and number < 1:
+            check.add(item.key_line("number"), f"{epath}.number", "must be 1 or more")
+        if number in numbers:
+            check.add(item.key_line("number"), f"{epath}.number", f"number {number} appears twice")
+        numbers.add(number)
+        units.append({"number": number, "text": text})
+    return units
+
+
+def _check_recall(check: Checker, obj: PosDict, path: str) -> dict:
+    raw = check.get(obj, "recall", path, dict, required=False)
+    if raw is None:
+        return {}
+    rpath = f"{path}.recall"
+    check.unknown_keys(raw, {"question", "options", "answer"}, rpath)
+    question = check.text(raw, "question", rpath, max_len=300)
+    options = check.get(raw, "options", rpath, list)
+    answer = check.text(raw, "answer", rpath, max_len=200)
+    if options is None:
+        return {}
+    if not 2 <= len(options) <= 8 or not all(isinstance(o, str) and o.strip() for o in options):
+        check.add(raw.key_line("options"), f"{rpath}.options", "give 2 to 8 non-empty strings")
+    elif len(set(options)) != len(options):
+        check.add(raw.key_line("options"), f"{rpath}.options", "options must differ from each other")
+    elif answer is not None and answer not in options:
+        check.add(raw.key_line("answer"), f"{rpath}.answer", "must be one of the options, exactly")
+    return {"question": question, "options": options, "answer": answer}
+
+
+def _existing_cases(raw_dialogues: PosList, cases: list[dict]) -> dict:
+    wanted = {d.get("case") for d in raw_dialogues if isinstance(d, dict)} - {c["slug"] for c in cases}
+    found = Case.objects.filter(slug__in=[w for w in wanted if isinstance(w, str)])
+    return {c.slug: {"slug": c.slug} for c in found}
+
+
+def _check_dialogues(check: Checker, raw: PosList, known_cases: dict) -> list[dict]:
+    dialogues, seen = [], set()
+    allowed = {"slug", "case", "condition", "active_side", "variant", "side_a", "turns"}
+    for _, obj, path in check.objects(raw, "dialogues"):
+        before = len(check.problems)
+        check.unknown_keys(obj, allowed, path)
+        d = {
+            "slug": check.slug(obj, "slug", path),
+            "case": check.text(obj, "case", path, max_len=80),
+            "condition": check.text(obj, "condition", path, max_len=20),
+            "active_side": check.text(obj, "active_side", path, max_len=10),
+            "variant": check.get(obj, "variant", path, str),
+            "side_a": check.text(obj, "side_a", path, max_len=10),
+            "turns": _check_turns(check, obj, path),
+            "_line": obj.line,
+        }
+        if d["slug"] in seen:
+            check.add(obj.key_line("slug"), f"{path}.slug", f"slug {d['slug']!r} appears twice")
+        seen.add(d["slug"])
+        if d["case"] and d["case"] not in known_cases:
+            check.add(obj.key_line("case"), f"{path}.case", f"no case with slug {d['case']!r}")
+        _check_condition(check, obj, path, d)
+        if len(check.problems) == before:
+            dialogues.append(d)
+    return dialogues
+
+
+def _check_condition(check: Checker, obj: PosDict, path: str, d: dict) -> None:
+    condition, active, variant = d["condition"], d["active_side"], d["variant"]
+    if condition and condition not in CONDITIONS:
+        check.add(obj.key_line("condition"), f"{path}.condition", f"must be one of {', '.join(CONDITIONS)}")
+    if d["side_a"] and d["side_a"] not in ("culprit", "rival"):
+        check.add(obj.key_line("side_a"), f"{path}.side_a", 'must be "culprit" or "rival"')
+    if condition == "baseline":
+        if active and active != "none":
+            check.add(
+                obj.key_line("active_side"), f"{path}.active_side", 'must be "none" for a baseline dialogue'
+            )
+        if variant:
+            check.add(obj.key_line("variant"), f"{path}.variant", 'must be "" for a baseline dialogue')
+    elif condition in CONDITIONS:
+        if active and active not in ("culprit", "rival"):
+            check.add(obj.key_line("active_side"), f"{path}.active_side", 'must be "culprit" or "rival"')
+        if variant is not None and variant not in ("V1", "V2"):
+            check.add(obj.key_line("variant"), f"{path}.variant", 'must be "V1" or "V2"')
+
+
+def _check_turns(check: Checker, obj: PosDict, path: str) -> list[dict] | None:
+    raw = check.get(obj, "turns", path, list)
+    if raw is None:
+        return None
+    if len(raw) != TURNS:
+        check.add(obj.key_line("turns"), f"{path}.turns", f"must have exactly {TURNS} turns, has {len(raw)}")
+    turns = []
+    for j, item in enumerate(raw):
+        tpath = f"{path}.turns[{j}]"
+        if not isinstance(item, PosDict):
+            check.add(raw.item_line(j), tpath, 'must be an object {"speaker": …, "text": …}')
+            continue
+        check.unknown_keys(item, {"speaker", "text"}, tpath)
+        speaker = check.text(item, "speaker", tpath, max_len=1)
+        expected = "A" if j % 2 == 0 else "B"
+        if speaker is not None and speaker != expected:
+            check.add(
+                item.key_line("speaker"),
+                f"{tpath}.speaker",
+                f'must be "{expected}" (turns alternate A, B, A, B, A, B)',
+            )
+        text = check.text(item, "text", tpath, max_len=TURN_MAX)
+        turns.append({"speaker": speaker, "text": text})
+    return turns
+
+
+def _check_locked_dialogues(check: Checker, dialogues: list[dict]) -> None:
+    """A dialogue that participants have read must keep its text and design."""
+    slugs = [d["slug"] for d in dialogues]
+    assigned = set(
+        DialogueAssignment.objects.filter(dialogue__slug__in=slugs).values_list("dialogue__slug", flat=True)
+    )
+    existing = {
+        d.slug: d
+        for d in Dialogue.objects.filter(slug__in=assigned).select_related("case").prefetch_related("turns")
+    }
+    for d in dialogues:
+        old = existing.get(d["slug"])
+        if old is None:
+            continue
+        same = (
+            old.case.slug == d["case"]
+            and [(t.speaker, t.text) for t in old.turns.all()]
+            == [(t["speaker"], t["text"]) for t in d["turns"]]
+            and (old.condition, old.active_side, old.variant, old.side_a)
+            == (d["condition"], d["active_side"], d["variant"], d["side_a"])
+        )
+        if not same:
+            check.add(
+                d["_line"],
+                f"dialogues (slug {d['slug']!r})",
+                "participants have already read this dialogue, so it cannot change; "
+                "give the new version a new slug",
+            )
+
+
+@transaction.atomic
+def cases_import(*, text: str) -> CaseImportSummary:
+    cases, dialogues = cases_parse(text)
+    summary = CaseImportSummary()
+    for c in cases:
+        fields = {k: c[k] for k in ("title", "story", "suspects", "culprit", "rival", "evidence", "recall")}
+        _, created = Case.objects.update_or_create(slug=c["slug"], defaults=fields)
+        summary.cases_created += created
+        summary.cases_updated += not created
+    case_ids = dict(Case.objects.filter(slug__in={d["case"] for d in dialogues}).values_list("slug", "id"))
+    for d in dialogues:
+        fields = {
+            "case_id": case_ids[d["case"]],
+            "condition": d["condition"],
+            "active_side": d["active_side"],
+            "variant": d["variant"],
+            "side_a": d["side_a"],
+            "words": sum(count_words(t["text"]) for t in d["turns"]),
+        }
+        dialogue, created = Dialogue.objects.update_or_create(slug=d["slug"], defaults=fields)
+        dialogue.turns.all().delete()
+        Turn.objects.bulk_create(
+            Turn(dialogue=dialogue, number=n, speaker=t["speaker"], text=t["text"])
+            for n, t in enumerate(d["turns"], start=1)
+        )
+        summary.dialogues_created += created
+        summary.dialogues_updated += not created
+    return summary

@@ -1,0 +1,157 @@
+"""The judge's websocket: authenticate, join the session's group, relay, and pass the
+judge's messages to the services. No model calls and no protocol logic live here.
+
+Database calls go through the turn runner's small thread pool rather than the server's one
+shared thread, so a hundred judges asking at once do not queue behind each other and
+behind page requests (bench/live)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from debates.live import services as live_services
+from debates.live.realtime import EVENT, JudgeMessage, abroadcast, group_name, stream_buffer
+from debates.live.runner import db
+from debates.live.tasks import dispatch, turns_start
+from debates.models import LiveSession, LiveTurn
+from participants.services import participant_by_token, participant_current_step
+
+MAX_MESSAGES_PER_MINUTE = 30
+
+
+@db
+def session_for_token(token: str) -> LiveSession | None:
+    """The live session of this participant's current step, if it is in its chat phase."""
+    participant = participant_by_token(token)
+    if participant is None or not participant.is_active:
+        return None
+    step = participant_current_step(participant)
+    if step is None or step.kind != "claim_session":
+        return None
+    return (
+        LiveSession.objects.select_related("participant")
+        .filter(participant=participant, position=step.position, phase=LiveSession.Phase.CHAT)
+        .first()
+    )
+
+
+@db
+def kick(session_id: int) -> None:
+    """On (re)connection: make sure the next turn exists and a worker is on it (the
+    embedded default has no watchdog of its own)."""
+    live_services.session_advance(session_id=session_id)  # the AI turn now due, if any
+    last = LiveTurn.objects.filter(session_id=session_id).order_by("-seq").first()
+    if last is not None and last.status in (LiveTurn.Status.PENDING, LiveTurn.Status.STREAMING):
+        dispatch(last.pk)  # a no-op if a live worker holds it
+
+
+def judge_ask(**kwargs) -> LiveTurn:
+    """The judge's message, stored; the AI turn it makes due is started."""
+    turn, due = live_services.judge_ask(**kwargs)
+    turns_start([due])
+    return turn
+
+
+def turn_retry(**kwargs) -> None:
+    turns_start([live_services.turn_retry(**kwargs)])
+
+
+@db
+def snapshot_rows(session_id: int) -> tuple[LiveSession, list[int]]:
+    session = LiveSession.objects.get(pk=session_id)
+    streaming = list(session.turns.filter(status=LiveTurn.Status.STREAMING).values_list("pk", flat=True))
+    return session, streaming
+
+
+@db
+def snapshot(session: LiveSession, partial: dict[int, str]) -> dict:
+    return live_services.live_snapshot(session, partial)
+
+
+class LiveSessionConsumer(AsyncJsonWebsocketConsumer):
+    async def connect(self) -> None:
+        session = await session_for_token(self.scope["url_route"]["kwargs"]["token"])
+        if session is None:
+            await self.close(code=4403)
+            return
+        self.session_id = session.pk
+        self.participant_id = session.participant_id
+        self.sent_times: list[float] = []
+        # Join first, then read: a delta broadcast meanwhile is in the buffer or in our inbox.
+        await self.channel_layer.group_add(group_name(self.session_id), self.channel_name)
+        await self.accept()
+        await kick(self.session_id)
+        await self.send_snapshot()
+
+    async def disconnect(self, code: int) -> None:
+        if getattr(self, "session_id", None) is not None:
+            await self.channel_layer.group_discard(group_name(self.session_id), self.channel_name)
+
+    async def send_snapshot(self) -> None:
+        session, streaming = await snapshot_rows(self.session_id)
+        partial = {pk: await stream_buffer().get(pk) for pk in streaming}
+        await self.send_json(await snapshot(session, partial))
+
+    async def receive(self, text_data=None, bytes_data=None, **kwargs) -> None:
+        try:
+            content = json.loads(text_data or "")
+        except ValueError:
+            await self.send_json({"type": "error", "message": "Unreadable message."})
+            return
+        await self.receive_json(content)
+
+    async def receive_json(self, content, **kwargs) -> None:
+        if not isinstance(content, dict) or not isinstance(content.get("type"), str):
+            await self.send_json({"type": "error", "message": "Unreadable message."})
+            return
+        if not self._allowed():
+            await self.close(code=4429)
+            return
+        kind = content["type"]
+        if kind == "ask":
+            await self.ask(content.get("text"), content.get("target"))
+        elif kind == "retry":
+            await self.retry()
+        elif kind == "resync":
+            await self.send_snapshot()
+        else:
+            await self.send_json({"type": "error", "message": "Unknown message."})
+
+    def _allowed(self) -> bool:
+        now = time.monotonic()
+        self.sent_times = [t for t in self.sent_times if now - t < 60] + [now]
+        return len(self.sent_times) <= MAX_MESSAGES_PER_MINUTE
+
+    async def ask(self, text, target) -> None:
+        if not isinstance(text, str) or not isinstance(target, str):
+            await self.send_json({"type": "error", "message": "Unreadable message."})
+            return
+        try:
+            turn = await db(judge_ask)(
+                session_id=self.session_id, participant_id=self.participant_id, text=text, target=target
+            )
+        except live_services.LiveError as error:
+            await self.send_json({"type": "error", "message": str(error)})
+            return
+        message = JudgeMessage(
+            type="judge.message", seq=turn.seq, round=turn.round, target=turn.target, text=turn.text
+        )
+        await abroadcast(self.session_id, message)
+        await abroadcast(self.session_id, await db(live_services.state_of)(session_id=self.session_id))
+
+    async def retry(self) -> None:
+        try:
+            await db(turn_retry)(session_id=self.session_id, participant_id=self.participant_id)
+        except live_services.LiveError as error:
+            await self.send_json({"type": "error", "message": str(error)})
+
+    async def dispatch(self, message) -> None:
+        # Relayed events touch no database: skip Channels' per-message hop to a thread to
+        # close old connections (a quarter of a pure relay's CPU).
+        if message.get("type") == EVENT:
+            await self.send_json(message["payload"])
+            return
+        await super().dispatch(message)

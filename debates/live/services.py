@@ -1,0 +1,441 @@
+"""Design B's services: assignment of protocol × claim, the phases of a claim session, the
+order of turns, judge messages, and the life of an AI turn (claimed, streamed, done,
+retried or failed).
+
+Nothing here starts a turn's generation: a service that makes a turn due returns it, and
+the caller hands it to `debates.live.tasks.turns_start()`, which owns where turns run."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from debates.models import Claim, DebaterConfig, LiveSession, LiveTurn, StudyClaim
+from participants.models import Participant
+from participants.places import PlaceKind, least_filled, places_held
+from studies.models import Study
+from studies.registry import StepContext, StepUnavailable
+
+Protocol = LiveSession.Protocol
+Phase = LiveSession.Phase
+Status = LiveTurn.Status
+
+
+class LiveError(Exception):
+    """A request the protocol does not allow now; the message is shown to the participant."""
+
+
+# --- Assignment --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LiveDesign:
+    """A claim-session step's configuration, as the assignment needs it."""
+
+    protocols: tuple[str, ...]
+    per_participant: bool
+    rounds: int
+    consultant_side: str  # "random" or "preferred"
+    correct_share: float
+    debater_a: str
+    debater_b: str
+    consultant: str
+    max_message_chars: int
+    domain: str = ""
+
+
+def live_session_for(ctx: StepContext, design: LiveDesign) -> LiveSession:
+    """The participant's session for this step, assigned on first need."""
+    cached = ctx.extra.get("live_session")
+    if cached is not None:
+        return cached
+    session = _session_query().filter(participant=ctx.participant, position=ctx.position).first()
+    if session is None:
+        live_session_assign(participant=ctx.participant, position=ctx.position, design=design, now=ctx.now)
+        session = _session_query().get(participant=ctx.participant, position=ctx.position)
+    ctx.extra["live_session"] = session
+    return session
+
+
+def _session_query():
+    return LiveSession.objects.select_related("claim", "debater_a", "debater_b", "participant__study")
+
+
+def _cell_fill(study: Study, group: str, now: datetime) -> dict[tuple[str, int], int]:
+    rows = LiveSession.objects.filter(participant__study=study, group=group)
+    return places_held(rows, ("protocol", "claim"), now)
+
+
+def _locked_claims(study: Study) -> list[StudyClaim]:
+    return list(StudyClaim.objects.select_for_update().filter(study=study, active=True).order_by("id"))
+
+
+def live_session_assign(
+    *, participant: Participant, position: int, design: LiveDesign, now: datetime
+) -> None:
+    """Give the participant the least-filled protocol × claim cell of their group.
+
+    Places count completed non-excluded participants plus unexpired leases, per screening
+    group; the study's rows of claims are locked so concurrent arrivals never over-fill.
+    """
+    study = participant.study
+    with transaction.atomic():
+        slots = _locked_claims(study)
+        if LiveSession.objects.filter(participant=participant, position=position).exists():
+            return  # a second tab won the race
+        earlier = list(
+            LiveSession.objects.filter(participant=participant).values_list("claim_id", "protocol")
+        )
+        seen = {claim for claim, _ in earlier}
+        protocols = list(design.protocols)
+        if design.per_participant and earlier:
+            protocols = [earlier[0][1]]
+        claims = [s.claim_id for s in slots if s.claim_id not in seen]
+        if design.domain:
+            claims = [s.claim_id for s in slots if s.claim_id in claims and s.claim.domain == design.domain]
+        fill = _cell_fill(study, participant.group, now)
+        cells = [(p, c) for p in protocols for c in claims]
+        chosen = least_filled(cells, fill, study.target_per_item, preview=participant.is_preview)
+        if not chosen:
+            raise StepUnavailable(Participant.Status.STUDY_FULL, "Every claim is full for this group.")
+        protocol, claim_id = chosen[0]
+        LiveSession.objects.create(
+            participant=participant,
+            position=position,
+            claim_id=claim_id,
+            protocol=protocol,
+            group=participant.group,
+            rounds=design.rounds,
+            max_message_chars=design.max_message_chars,
+            created_at=now,
+            last_activity_at=now,
+            **_sides(protocol, claim_id, design),
+        )
+
+
+def _sides(protocol: str, claim_id: int, design: LiveDesign) -> dict:
+    configs = {
+        c.name: c
+        for c in DebaterConfig.objects.filter(
+            name__in=[design.debater_a, design.debater_b, design.consultant]
+        )
+    }
+    if protocol == Protocol.DEBATE:
+        return {
+            "side_a": random.choice(["true", "false"]),  # which side debater A argues is counterbalanced
+            "debater_a": configs[design.debater_a],
+            "debater_b": configs[design.debater_b],
+        }
+    truth = Claim.objects.get(pk=claim_id).true_side
+    side = ""  # "preferred": the consultant picks its side when the chat starts
+    if design.consultant_side == "random":
+        correct = random.random() < design.correct_share
+        side = truth if correct else ("false" if truth == "true" else "true")
+    return {
+        "consultant_side": side,
+        "consultant_side_mode": design.consultant_side,
+        "debater_a": configs[design.consultant],
+    }
+
+
+CLAIM_PLACES = PlaceKind(
+    name="claim cells",
+    rows=lambda participant: LiveSession.objects.filter(participant__study=participant.study_id),
+    key=("group", "protocol", "claim"),
+    target=lambda participant, key: participant.study.target_per_item,
+    lock=lambda participant: _locked_claims(participant.study),
+)
+
+
+def study_claims_copy(*, source: Study, copy: Study) -> None:
+    """A duplicated study offers the same claims (active or not) as its source."""
+    StudyClaim.objects.bulk_create(
+        StudyClaim(study=copy, claim_id=row.claim_id, active=row.active)
+        for row in StudyClaim.objects.filter(study=source).order_by("id")
+    )
+
+
+# --- Phases ------------------------------------------------------------------------------
+
+
+def live_initial_record(
+    *, session: LiveSession, answer: bool, confidence: int, now: datetime
+) -> LiveTurn | None:
+    """The judgement before the protocol; the chat starts. Returns its first turn, due now."""
+    LiveSession.objects.filter(pk=session.pk, phase=Phase.INITIAL).update(
+        initial_answer=answer,
+        initial_confidence=confidence,
+        phase=Phase.CHAT,
+        chat_started_at=now,
+        last_activity_at=now,
+    )
+    session.phase = Phase.CHAT
+    return session_advance(session_id=session.pk)
+
+
+def live_chat_finish(*, session: LiveSession, now: datetime) -> None:
+    """Leave the conversation for the final judgement: once it is complete, or once a turn
+    has failed for good (the participant must never be stuck)."""
+    turns = list(session.turns.all())
+    if not chat_complete(session, turns) and not any(t.status == Status.FAILED for t in turns):
+        raise LiveError("The conversation is not over yet.")
+    LiveSession.objects.filter(pk=session.pk).update(
+        phase=Phase.FINAL, chat_ended_at=now, last_activity_at=now
+    )
+    session.phase = Phase.FINAL
+
+
+def live_final_record(
+    *, session: LiveSession, answer: bool, confidence: int, justification: str, now: datetime
+) -> None:
+    LiveSession.objects.filter(pk=session.pk).update(
+        final_answer=answer,
+        final_confidence=confidence,
+        justification=justification,
+        phase=Phase.DONE,
+        finished_at=now,
+        last_activity_at=now,
+    )
+    session.phase = Phase.DONE
+
+
+# --- The order of turns ------------------------------------------------------------------
+
+
+def expected_turns(session: LiveSession) -> list[tuple[str, int]]:
+    """(speaker, round) in order: each round the AI speakers, then — except after the last
+    round — the judge (a question to A, B or both, or a pass)."""
+    order = []
+    for r in range(1, session.rounds + 1):
+        order += [(speaker, r) for speaker in session.ai_speakers]
+        if r < session.rounds:
+            order.append(("J", r))
+    return order
+
+
+def next_turn(session: LiveSession, turns: list[LiveTurn]) -> tuple[str, int] | None:
+    order = expected_turns(session)
+    return order[len(turns)] if len(turns) < len(order) else None
+
+
+def chat_complete(session: LiveSession, turns: list[LiveTurn]) -> bool:
+    return next_turn(session, turns) is None and all(t.status == Status.DONE for t in turns)
+
+
+def judge_may_write(session: LiveSession, turns: list[LiveTurn]) -> bool:
+    due = next_turn(session, turns)
+    return (
+        session.phase == Phase.CHAT
+        and due is not None
+        and due[0] == "J"
+        and all(t.status == Status.DONE for t in turns)
+    )
+
+
+def session_state(session: LiveSession, turns: list[LiveTurn]) -> dict:
+    """`next` is who is due now: the speaker of an unfinished last turn, else the next."""
+    if turns and turns[-1].status != Status.DONE:
+        due = (turns[-1].speaker, turns[-1].round)
+    else:
+        due = next_turn(session, turns)
+    return {
+        "type": "state",
+        "next": due[0] if due else "",
+        "round": due[1] if due else session.rounds,
+        "done": chat_complete(session, turns),
+        "sides": {speaker: session.side_of(speaker) for speaker in session.ai_speakers},
+    }
+
+
+def state_of(*, session_id: int) -> dict:
+    session = LiveSession.objects.get(pk=session_id)
+    return session_state(session, list(session.turns.order_by("seq")))
+
+
+def session_advance(*, session_id: int) -> LiveTurn | None:
+    """Create the next AI turn if one is due and not yet there, and return it (for the
+    caller to start). None when no AI turn is due.
+
+    Safe to call any number of times: the session row is locked and (session, seq) is
+    unique, so a turn is never created twice.
+    """
+    with transaction.atomic():
+        session = LiveSession.objects.select_for_update().get(pk=session_id)
+        if session.phase != Phase.CHAT:
+            return None
+        turns = list(session.turns.order_by("seq"))
+        if turns and turns[-1].status != Status.DONE:
+            return None
+        due = next_turn(session, turns)
+        if due is None or due[0] == "J":
+            return None
+        turn = LiveTurn.objects.create(
+            session=session, seq=len(turns) + 1, round=due[1], speaker=due[0], created_at=timezone.now()
+        )
+    return turn
+
+
+def judge_ask(
+    *, session_id: int, participant_id: int, text: str, target: str
+) -> tuple[LiveTurn, LiveTurn | None]:
+    """Store the judge's question (or pass); returns it and the AI turn now due."""
+    text = (text or "").strip()
+    with transaction.atomic():
+        session = LiveSession.objects.select_for_update().get(pk=session_id, participant_id=participant_id)
+        turns = list(session.turns.order_by("seq"))
+        if not judge_may_write(session, turns):
+            raise LiveError("Please wait: it is not your turn yet.")
+        allowed = {"A", "B", "both", "pass"} if session.protocol == Protocol.DEBATE else {"C", "pass"}
+        if target not in allowed:
+            raise LiveError("Choose whom to ask.")
+        if target != "pass" and not text:
+            raise LiveError("Write a question, or choose to pass.")
+        if len(text) > session.max_message_chars:
+            raise LiveError(f"Please keep your message under {session.max_message_chars} characters.")
+        now = timezone.now()
+        turn = LiveTurn.objects.create(
+            session=session,
+            seq=len(turns) + 1,
+            round=next_turn(session, turns)[1],
+            speaker="J",
+            target=target,
+            text="" if target == "pass" else text,
+            status=Status.DONE,
+            attempts=1,
+            created_at=now,
+            started_at=now,
+            finished_at=now,
+        )
+        LiveSession.objects.filter(pk=session.pk).update(last_activity_at=now)
+    return turn, session_advance(session_id=session_id)
+
+
+# --- The life of an AI turn --------------------------------------------------------------
+
+
+def turn_claim(*, turn_id: int, now: datetime | None = None) -> LiveTurn | None:
+    """Take the turn for generation, or return None if it is not ours to take: finished,
+    failed, or being written by a worker whose heartbeat is fresh. A duplicated or retried
+    task therefore never writes a second reply."""
+    now = now or timezone.now()
+    stale = now - timedelta(seconds=settings.LIVE_TURN_STUCK_S)
+    claimable = Q(status=Status.PENDING) | Q(status=Status.STREAMING, heartbeat_at__lt=stale)
+    taken = (
+        LiveTurn.objects.filter(claimable, pk=turn_id, session__phase=Phase.CHAT)
+        .filter(attempts__lt=settings.LIVE_TURN_MAX_ATTEMPTS)
+        .update(
+            status=Status.STREAMING, attempts=F("attempts") + 1, heartbeat_at=now, started_at=now, text=""
+        )
+    )
+    if not taken:
+        return None
+    return LiveTurn.objects.select_related(
+        "session__claim", "session__debater_a", "session__debater_b", "session__participant"
+    ).get(pk=turn_id)
+
+
+def turn_heartbeat(*, turn_id: int) -> None:
+    LiveTurn.objects.filter(pk=turn_id, status=Status.STREAMING).update(heartbeat_at=timezone.now())
+
+
+def turn_done(*, turn_id: int, text: str) -> tuple[bool, LiveTurn | None]:
+    """Store the finished reply; returns (stored, the AI turn now due). Not stored if the
+    turn was taken over meanwhile (its heartbeat went stale and another worker restarted it)."""
+    now = timezone.now()
+    with transaction.atomic():
+        turn = LiveTurn.objects.select_for_update().get(pk=turn_id)
+        if turn.status != Status.STREAMING:
+            return False, None
+        LiveTurn.objects.filter(pk=turn_id).update(status=Status.DONE, text=text, finished_at=now, error="")
+        LiveSession.objects.filter(pk=turn.session_id).update(last_activity_at=now)
+    return True, session_advance(session_id=turn.session_id)
+
+
+def turn_attempt_failed(*, turn_id: int, error: str, retryable: bool) -> tuple[str, int]:
+    """After a failed attempt: ("retry", attempt) if another may help, else ("failed", attempt)."""
+    with transaction.atomic():
+        turn = LiveTurn.objects.select_for_update().get(pk=turn_id)
+        if turn.status != Status.STREAMING:
+            return "gone", turn.attempts
+        if retryable and turn.attempts < settings.LIVE_TURN_MAX_ATTEMPTS:
+            LiveTurn.objects.filter(pk=turn_id).update(status=Status.PENDING, text="", error=error[:300])
+            return "retry", turn.attempts
+        LiveTurn.objects.filter(pk=turn_id).update(status=Status.FAILED, text="", error=error[:300])
+    return "failed", turn.attempts
+
+
+def turn_retry(*, session_id: int, participant_id: int) -> LiveTurn:
+    """The participant asks to try a failed turn again (a fresh set of attempts); returns
+    the turn, to be started by the caller."""
+    with transaction.atomic():
+        session = LiveSession.objects.select_for_update().get(pk=session_id, participant_id=participant_id)
+        turn = session.turns.order_by("-seq").first()
+        if turn is None or turn.status != Status.FAILED:
+            raise LiveError("There is nothing to try again.")
+        LiveTurn.objects.filter(pk=turn.pk).update(status=Status.PENDING, attempts=0, error="")
+    return turn
+
+
+def stuck_turns(*, now: datetime | None = None) -> list[int]:
+    """Turns that need a worker: pending for a while, or streaming without a heartbeat."""
+    now = now or timezone.now()
+    stale = now - timedelta(seconds=settings.LIVE_TURN_STUCK_S)
+    return list(
+        LiveTurn.objects.filter(session__phase=Phase.CHAT, attempts__lt=settings.LIVE_TURN_MAX_ATTEMPTS)
+        .filter(
+            Q(status=Status.PENDING, created_at__lt=stale)
+            | Q(status=Status.STREAMING, heartbeat_at__lt=stale)
+        )
+        .values_list("pk", flat=True)
+    )
+
+
+def consultant_side_choose(*, session_id: int, side: str) -> None:
+    if side not in ("true", "false"):
+        raise ValueError(side)
+    LiveSession.objects.filter(pk=session_id, consultant_side="").update(consultant_side=side)
+
+
+ROLE_OF = {"A": "debater_a", "B": "debater_b", "C": "consultant"}
+
+
+def live_snapshot(session: LiveSession, partial: dict[int, str] | None = None) -> dict:
+    """What a (re)connecting browser needs: every turn so far and whose turn it is."""
+    turns = list(session.turns.order_by("seq"))
+    partial = partial or {}
+    return {
+        "type": "snapshot",
+        "turns": [
+            {
+                "seq": t.seq,
+                "speaker": t.speaker,
+                "round": t.round,
+                "target": t.target,
+                "status": t.status,
+                "text": t.text if t.status == Status.DONE else partial.get(t.pk, ""),
+                "error": "The reply could not be written." if t.status == Status.FAILED else "",
+            }
+            for t in turns
+        ],
+        "state": session_state(session, turns),
+    }
+
+
+def turns_give_up(*, now: datetime | None = None) -> list[tuple[int, int]]:
+    """Turns still 'streaming' with a dead worker and no attempts left: mark them failed."""
+    now = now or timezone.now()
+    stale = now - timedelta(seconds=settings.LIVE_TURN_STUCK_S)
+    dead = LiveTurn.objects.filter(
+        status=Status.STREAMING, heartbeat_at__lt=stale, attempts__gte=settings.LIVE_TURN_MAX_ATTEMPTS
+    )
+    found = list(dead.values_list("pk", "session_id", "seq"))
+    LiveTurn.objects.filter(pk__in=[pk for pk, _, _ in found], status=Status.STREAMING).update(
+        status=Status.FAILED, text="", error="the worker stopped answering"
+    )
+    return [(session_id, seq) for _, session_id, seq in found]

@@ -1,0 +1,149 @@
+"""Where AI turns run, and the Celery tasks that run them. Tasks take ids, call services, and
+are idempotent.
+
+`turns_start()` is the one way to start writing turns, with the same code in both set-ups:
+- production: a Celery task (`generate_turn`) hands the coroutine to its worker process's
+  loop — one loop per process for its whole life, so the model client's and the channel
+  layer's connections are reused, and a thread-pool worker runs many turns at once;
+- the embedded default: the web server's own event loop (the in-memory channel layer only
+  works within one loop), registered by `config.asgi` when the server starts serving; a
+  watchdog there does what Celery beat does in production.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+import threading
+from collections.abc import Iterable
+
+try:  # as uvicorn's loop: less CPU per streamed frame
+    import uvloop
+except ImportError:  # pragma: no cover - uvloop is in requirements.txt
+    uvloop = None
+from celery import shared_task
+from django.conf import settings
+from django.db import transaction
+
+from debates.live import runner
+from debates.live import services as live_services
+from debates.live.realtime import TurnFailed, broadcast
+from debates.models import LiveTurn
+
+log = logging.getLogger(__name__)
+
+
+# --- The tasks ---------------------------------------------------------------------------
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def generate_turn(turn_id: int) -> None:
+    """Write one AI turn. A duplicate or a redelivery finds the turn taken and does nothing."""
+    future = asyncio.run_coroutine_threadsafe(_in_fresh_context(turn_id), process_loop())
+    future.result(settings.LLM_TIMEOUT_S * (settings.LLM_MAX_RETRIES + 2))
+
+
+@shared_task(ignore_result=True)
+def requeue_stuck_turns() -> int:
+    """The watchdog (Celery beat): re-queue turns no live worker is writing, and tell the
+    participant about turns that have used up their attempts."""
+    for session_id, seq in live_services.turns_give_up():
+        broadcast(
+            session_id,
+            TurnFailed(
+                type="turn.failed",
+                seq=seq,
+                message="The AI could not reply just now. You can try again, or go on to your final answer.",
+                can_retry=True,
+            ),
+        )
+    stuck = live_services.stuck_turns()
+    for turn_id in stuck:
+        dispatch(turn_id)
+    return len(stuck)
+
+
+# --- Starting turns ----------------------------------------------------------------------
+
+
+def turns_start(turns: Iterable[LiveTurn | None]) -> None:
+    """Start writing these turns once the current transaction commits (at once outside one).
+    None entries are skipped, so a service's "turn now due, if any" can be passed as is."""
+    for turn in turns:
+        if turn is not None:
+            transaction.on_commit(lambda turn_id=turn.pk: dispatch(turn_id))
+
+
+def dispatch(turn_id: int, delay: float = 0) -> None:
+    """Start generating a turn wherever turns run in this set-up (a no-op for a turn that
+    is done, failed, or in a live worker's hands: see `services.turn_claim`)."""
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        generate_turn.apply_async(args=[turn_id], countdown=delay or None)
+        return
+    local = _local_loop if _local_loop is not None and not _local_loop.is_closed() else None
+    _spawn(local or process_loop(), turn_id, delay)
+
+
+async def _write(turn_id: int, delay: float = 0) -> None:
+    """Write a turn here, then start what it made due."""
+    if delay:
+        await asyncio.sleep(delay)
+    for next_id, wait in await runner.run_turn(turn_id):
+        dispatch(next_id, wait)
+
+
+async def _in_fresh_context(turn_id: int) -> None:
+    await asyncio.get_running_loop().create_task(_write(turn_id), context=contextvars.Context())
+
+
+# --- Event loops -------------------------------------------------------------------------
+
+_local_loop: asyncio.AbstractEventLoop | None = None
+_process_loop: asyncio.AbstractEventLoop | None = None
+_process_lock = threading.Lock()
+_tasks: set[asyncio.Task] = set()
+
+
+def register_local_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """The embedded server's loop: turns run there, beside the websockets, and a watchdog
+    does there what Celery beat does in production."""
+    global _local_loop
+    if _local_loop is loop:
+        return
+    _local_loop = loop
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        task = loop.create_task(_watchdog())
+        _tasks.add(task)
+
+
+async def _watchdog() -> None:
+    while True:
+        await asyncio.sleep(10)
+        try:
+            await runner.db(requeue_stuck_turns)()
+        except Exception:  # keep watching; the next round may succeed
+            log.exception("live watchdog failed")
+
+
+def process_loop() -> asyncio.AbstractEventLoop:
+    """This process's long-lived background loop (Celery workers, commands)."""
+    global _process_loop
+    with _process_lock:
+        if _process_loop is None or _process_loop.is_closed():
+            loop = uvloop.new_event_loop() if uvloop else asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="rostrum-turns", daemon=True).start()
+            _process_loop = loop
+    return _process_loop
+
+
+def _spawn(loop: asyncio.AbstractEventLoop, turn_id: int, delay: float) -> None:
+    # A fresh context: the caller may be a request's sync thread, whose context variables
+    # (asgiref's "inside the single thread executor" flag among them) must not leak into
+    # the turn's task.
+    def start() -> None:
+        task = loop.create_task(_write(turn_id, delay), context=contextvars.Context())
+        _tasks.add(task)
+        task.add_done_callback(_tasks.discard)
+
+    loop.call_soon_threadsafe(start, context=contextvars.Context())

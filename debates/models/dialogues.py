@@ -1,0 +1,184 @@
+"""Cases and their pre-generated dialogues, the dialogues a study offers, and what
+participants read and judge (study design A)."""
+
+import re
+
+from django.db import models
+
+from participants.models import Participant
+from studies.models import Study
+
+WORD = re.compile(r"\S+")
+
+
+def count_words(text: str) -> int:
+    return len(WORD.findall(text))
+
+
+class Case(models.Model):
+    """A detective mystery: the story, its suspects, the true culprit and the innocent rival."""
+
+    slug = models.SlugField(max_length=80, unique=True)
+    title = models.CharField(max_length=200)
+    story = models.TextField()
+    suspects = models.JSONField(help_text='[{"name": …, "description": …}, …]')
+    culprit = models.CharField(max_length=120)
+    rival = models.CharField(max_length=120)
+    evidence = models.JSONField(default=list, help_text='[{"number": 1, "text": …}, …]')
+    recall = models.JSONField(
+        default=dict, blank=True, help_text='Optional recall question: {"question", "options", "answer"}.'
+    )
+    imported_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.title
+
+    @property
+    def suspect_names(self) -> list[str]:
+        return [s["name"] for s in self.suspects]
+
+
+class Dialogue(models.Model):
+    """A pre-generated six-turn debate about a case (study design A)."""
+
+    class Condition(models.TextChoices):
+        BASELINE = "baseline", "Baseline"
+        ANCHORING = "anchoring", "Anchoring"
+        FALLACY_OVERSIGHT = "fallacy_oversight", "Fallacy oversight"
+        PRO_JARGON = "pro_jargon", "Pro-jargon"
+        VERBOSITY = "verbosity", "Verbosity"
+
+    class ActiveSide(models.TextChoices):
+        NONE = "none", "None (baseline)"
+        CULPRIT = "culprit", "Culprit's side"
+        RIVAL = "rival", "Rival's side"
+
+    class Role(models.TextChoices):
+        CULPRIT = "culprit", "Culprit"
+        RIVAL = "rival", "Rival"
+
+    slug = models.SlugField(max_length=80, unique=True)
+    case = models.ForeignKey(Case, on_delete=models.PROTECT, related_name="dialogues")
+    condition = models.CharField(max_length=20, choices=Condition.choices)
+    active_side = models.CharField(max_length=10, choices=ActiveSide.choices)
+    variant = models.CharField(max_length=4, blank=True)
+    side_a = models.CharField(max_length=10, choices=Role.choices, help_text="Whom side A argues is guilty.")
+    words = models.PositiveIntegerField(default=0, help_text="Words in all turns.")
+    imported_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["case", "slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+    @property
+    def side_b(self) -> str:
+        return self.Role.RIVAL if self.side_a == self.Role.CULPRIT else self.Role.CULPRIT
+
+    def suspect_for(self, side: str) -> str:
+        role = self.side_a if side == "A" else self.side_b
+        return self.case.culprit if role == self.Role.CULPRIT else self.case.rival
+
+    @property
+    def culprit_side(self) -> str:
+        return "A" if self.side_a == self.Role.CULPRIT else "B"
+
+    @property
+    def active_side_letter(self) -> str:
+        """'A' or 'B' for the side carrying the bias intervention, '' for baseline."""
+        if self.active_side == self.ActiveSide.NONE:
+            return ""
+        return "A" if self.active_side == self.side_a else "B"
+
+    @property
+    def signed_active_side(self) -> int:
+        """+1 bias on side A, −1 bias on side B, 0 baseline (the paper's Table 40 predictor)."""
+        return {"A": 1, "B": -1, "": 0}[self.active_side_letter]
+
+
+class Turn(models.Model):
+    PHASES = {1: "Opening", 2: "Opening", 3: "Rebuttal", 4: "Rebuttal", 5: "Summary", 6: "Summary"}
+
+    dialogue = models.ForeignKey(Dialogue, on_delete=models.CASCADE, related_name="turns")
+    number = models.PositiveSmallIntegerField()
+    speaker = models.CharField(max_length=1, choices=[("A", "Side A"), ("B", "Side B")])
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["dialogue", "number"]
+        constraints = [models.UniqueConstraint(fields=["dialogue", "number"], name="unique_turn_number")]
+
+    @property
+    def phase(self) -> str:
+        return self.PHASES.get(self.number, "")
+
+
+class StudyDialogue(models.Model):
+    """A dialogue offered in a study; participants are spread evenly over these."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="study_dialogues")
+    dialogue = models.ForeignKey(Dialogue, on_delete=models.PROTECT, related_name="+")
+    active = models.BooleanField(default=True, help_text="Inactive dialogues get no new participants.")
+
+    class Meta:
+        ordering = ["study", "dialogue"]
+        constraints = [models.UniqueConstraint(fields=["study", "dialogue"], name="unique_study_dialogue")]
+
+    def __str__(self) -> str:
+        return str(self.dialogue)
+
+
+class DialogueAssignment(models.Model):
+    """The dialogue a participant reads (their place), with the measured reading speed."""
+
+    participant = models.OneToOneField(
+        Participant, on_delete=models.CASCADE, related_name="dialogue_assignment"
+    )
+    study_dialogue = models.ForeignKey(StudyDialogue, on_delete=models.PROTECT, related_name="assignments")
+    dialogue = models.ForeignKey(Dialogue, on_delete=models.PROTECT, related_name="+")
+    assigned_at = models.DateTimeField()
+    words = models.PositiveIntegerField(null=True, blank=True)
+    reading_server_ms = models.PositiveIntegerField(null=True, blank=True)
+    reading_client_ms = models.PositiveIntegerField(null=True, blank=True)
+    reading_ms = models.PositiveIntegerField(
+        null=True, blank=True, help_text="The reading time used for words per minute."
+    )
+    wpm = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["study_dialogue"])]
+
+
+class Judgement(models.Model):
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="judgements")
+    dialogue = models.ForeignKey(Dialogue, on_delete=models.PROTECT, related_name="judgements")
+    chosen_side = models.CharField(max_length=1, choices=[("A", "Side A"), ("B", "Side B")])
+    correct = models.BooleanField(help_text="The chosen side argues for the true culprit.")
+    confidence = models.PositiveSmallIntegerField()
+    reasoning = models.TextField(blank=True)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["participant", "dialogue"], name="one_judgement_per_dialogue")
+        ]
+
+
+class BiasReport(models.Model):
+    """The participant's answers to the bias-detection questions about their dialogue."""
+
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="bias_reports")
+    dialogue = models.ForeignKey(Dialogue, on_delete=models.PROTECT, related_name="+")
+    present = models.CharField(max_length=10)  # yes / no / unsure
+    side = models.CharField(max_length=10, blank=True)  # A / B / unsure
+    bias_type = models.CharField(max_length=20, blank=True)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["participant", "dialogue"], name="one_bias_report_per_dialogue")
+        ]

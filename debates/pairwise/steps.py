@@ -1,0 +1,105 @@
+"""The pairwise-comparison step kind (study design D): n instances and j attention checks,
+one page each, in the order assigned."""
+
+from __future__ import annotations
+
+from django import forms
+
+from debates.models import Comparison, InstanceSet
+from debates.pairwise import services as pairwise
+from participants.services import StaleSubmission
+from studies.registry import StepContext, StepKind, StepOutcome
+
+Q1 = "Based only on the debate transcripts, which Speaker A presented the more persuasive arguments?"
+Q2 = "How confident are you in your choice?"
+CONFIDENCE = ["Very unsure", "Somewhat unsure", "Neutral", "Somewhat confident", "Very confident"]
+
+
+def set_choices() -> list[tuple[str, str]]:
+    return [(s.slug, f"{s.title} ({s.instances.count()} instances)") for s in InstanceSet.objects.all()]
+
+
+class PairwiseConfig(forms.Form):
+    instance_set = forms.ChoiceField(choices=set_choices, help_text="The pool of instances.")
+    per_annotator = forms.IntegerField(min_value=1, max_value=50, initial=3, help_text="Instances (n).")
+    checks = forms.IntegerField(min_value=0, max_value=10, initial=2, help_text="Attention checks (j).")
+    intro = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        initial="Read both debate excerpts, then compare only the two Speaker A participants. Base your "
+        "answer solely on what they wrote. Some questions contain an instruction in brackets: follow it "
+        "exactly.",
+    )
+
+
+class ComparisonForm(forms.Form):
+    def __init__(self, comparison: Comparison, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        question = Q1 + (f" (ATTENTION CHECK: {comparison.check_instruction})" if comparison.is_check else "")
+        self.fields["choice"] = forms.ChoiceField(
+            label=question, choices=Comparison.Choice.choices, widget=forms.RadioSelect
+        )
+        self.fields["confidence"] = forms.ChoiceField(
+            label=Q2,
+            choices=[(str(n), label) for n, label in enumerate(CONFIDENCE, start=1)],
+            widget=forms.RadioSelect,
+        )
+        self.fields["confidence"].layout = "likert"
+
+
+class PairwiseKind(StepKind):
+    key = "pairwise"
+    label = "Pairwise comparisons"
+    description = (
+        "Which Speaker A of two debate excerpts was more persuasive, and how confident: n instances "
+        "and j attention checks at random positions, from an instance set shared by studies."
+    )
+    template = "debates/steps/pairwise.html"
+    config_form = PairwiseConfig
+    multi_page = True
+
+    def check_study(self, study, step, steps) -> list[str]:
+        config = self.config(step)
+        pool = InstanceSet.objects.filter(slug=config.get("instance_set")).first()
+        if pool is None:
+            return [f"no instance set {config.get('instance_set')!r}."]
+        return [] if pool.instances.exists() else [f"the instance set {pool.slug!r} has no instances."]
+
+    def comparisons(self, ctx: StepContext) -> list[Comparison]:
+        config = self.config(ctx.step)
+        pool = InstanceSet.objects.get(slug=config["instance_set"])
+        return pairwise.comparisons_for(ctx, pool, int(config["per_annotator"]), int(config["checks"]))
+
+    def current(self, ctx: StepContext) -> Comparison:
+        return next(c for c in self.comparisons(ctx) if c.answered_at is None)
+
+    def context(self, ctx: StepContext) -> dict:
+        items = self.comparisons(ctx)
+        current = self.current(ctx)
+        first, second = current.instance.excerpt_1, current.instance.excerpt_2
+        if current.swapped:
+            first, second = second, first
+        return {
+            "comparison": current,
+            "debates": [first, second],
+            "number": current.order,
+            "count": len(items),
+        }
+
+    def build_form(self, ctx: StepContext, data=None) -> forms.Form:
+        current = self.current(ctx)
+        if data is not None and data.get("_item") != str(current.order):
+            raise StaleSubmission()  # an earlier comparison's page
+        return ComparisonForm(current, data=data)
+
+    def submit(self, ctx: StepContext, form: forms.Form) -> StepOutcome | None:
+        current = self.current(ctx)
+        outcome = pairwise.comparison_answer(
+            ctx=ctx,
+            comparison=current,
+            choice=form.cleaned_data["choice"],
+            confidence=int(form.cleaned_data["confidence"]),
+        )
+        current.answered_at = ctx.now
+        ctx.stay = any(c.answered_at is None for c in self.comparisons(ctx))
+        return outcome

@@ -1,0 +1,1 @@
+"""Tests of the pieces every app may use."""

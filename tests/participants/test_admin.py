@@ -1,0 +1,50 @@
+"""Watching participants in the admin: by status and step, their free text escaped, their
+exclusions reversible."""
+
+import pytest
+
+from participants.models import Exclusion, Participant
+from tests.support.cast import Walker
+
+
+@pytest.mark.django_db
+class TestWatchingAStudy:
+    def test_participants_are_listed_by_status_and_step(self, experimenter, questionnaire_study):
+        w = Walker(questionnaire_study)
+        w.enter()
+        w.submit()
+        page = experimenter.get(
+            f"/admin/participants/participant/?study__id__exact={questionnaire_study.pk}&position=2"
+        ).content.decode()
+        assert w.pid in page and "2. Page one" in page
+
+    def test_participant_free_text_is_escaped_in_the_admin(self, experimenter, questionnaire_study):
+        w = Walker(questionnaire_study)
+        w.enter()
+        w.walk(
+            answers={
+                "Page three": {"why": "<script>alert('x')</script> because"},
+                "Page two": {"check_1": "Disagree"},
+            }
+        )
+        p = Participant.objects.get(prolific_pid=w.pid)
+        html = experimenter.get(f"/admin/participants/participant/{p.pk}/change/").content.decode()
+        assert "<script>alert" not in html
+        assert "&lt;script&gt;alert" in html
+
+    def test_exclusions_are_reversible_from_the_admin(self, experimenter, questionnaire_study):
+        w = Walker(questionnaire_study)
+        w.enter()
+        w.walk(answers={"Page two": {"check_1": "Agree"}})
+        exclusion = Exclusion.objects.get()
+        experimenter.post(
+            "/admin/participants/exclusion/", {"action": "revoke", "_selected_action": [exclusion.pk]}
+        )
+        exclusion.refresh_from_db()
+        assert exclusion.revoked_at is not None
+        assert not Participant.objects.get(prolific_pid=w.pid).excluded
+        experimenter.post(
+            "/admin/participants/exclusion/", {"action": "reinstate", "_selected_action": [exclusion.pk]}
+        )
+        assert Participant.objects.get(prolific_pid=w.pid).excluded
+        assert Exclusion.objects.filter(revoked_at__isnull=True).count() == 1

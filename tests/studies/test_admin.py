@@ -1,0 +1,166 @@
+"""The study admin: steps configured through their kind's form, frozen once participants
+have entered, checked before going live, reordered; questions validated."""
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from studies.models import Question, Step, Study
+from tests.support.cast import Walker
+from tests.support.studies import CONSENT_STEP, DEBRIEF_STEP, build_study
+
+
+@pytest.mark.django_db
+class TestStepConfiguration:
+    def test_a_step_is_configured_through_a_form_of_its_kind(self, experimenter, questionnaire_study):
+        Study.objects.filter(pk=questionnaire_study.pk).update(status="draft")
+        consent = Step.objects.get(study=questionnaire_study, kind="consent")
+        page = experimenter.get(f"/admin/studies/step/{consent.pk}/change/").content.decode()
+        assert 'name="config_text"' in page and 'name="config_agree_label"' in page
+        assert "config_reasoning" not in page
+        response = experimenter.post(
+            f"/admin/studies/step/{consent.pk}/change/",
+            {
+                "study": questionnaire_study.pk,
+                "position": 1,
+                "title": "Consent, revised",
+                "config_text": "New consent text.",
+                "config_agree_label": "Yes",
+                "config_decline_label": "No",
+            },
+        )
+        assert response.status_code == 302, response.content.decode()[:2000]
+        consent.refresh_from_db()
+        assert consent.config == {"text": "New consent text.", "agree_label": "Yes", "decline_label": "No"}
+        assert consent.title == "Consent, revised"
+
+    def test_a_bad_config_value_is_refused_with_a_message(self, experimenter, mystery_study):
+        Study.objects.filter(pk=mystery_study.pk).update(status="draft")
+        step = Step.objects.get(study=mystery_study, kind="judgement")
+        page = experimenter.get(f"/admin/studies/step/{step.pk}/change/").content.decode()
+        assert 'name="config_reasoning_min_length"' in page
+        data = {
+            "study": mystery_study.pk,
+            "position": step.position,
+            "title": step.title,
+            "config_question": "Which side?",
+            "config_confidence_label": "Sure?",
+            "config_confidence_low": "no",
+            "config_confidence_high": "yes",
+            "config_reasoning_label": "Why?",
+            "config_reasoning_min_length": "-4",
+            "config_button_label": "Go",
+        }
+        response = experimenter.post(f"/admin/studies/step/{step.pk}/change/", data)
+        assert response.status_code == 200
+        assert "greater than or equal to 0" in response.content.decode()
+
+    def test_questionnaire_items_are_edited_inline(self, experimenter, questionnaire_study):
+        step = Step.objects.get(study=questionnaire_study, title="Page one")
+        page = experimenter.get(f"/admin/studies/step/{step.pk}/change/").content.decode()
+        assert "questions-TOTAL_FORMS" in page
+
+    def test_a_study_with_participants_cannot_have_its_steps_changed(self, experimenter, questionnaire_study):
+        Walker(questionnaire_study).enter()
+        questionnaire_study.refresh_from_db()
+        assert questionnaire_study.locked_at is not None
+        consent = Step.objects.get(study=questionnaire_study, kind="consent")
+        response = experimenter.post(
+            f"/admin/studies/step/{consent.pk}/change/",
+            {
+                "study": questionnaire_study.pk,
+                "position": 1,
+                "title": "Hijacked",
+                "config_text": "x",
+                "config_agree_label": "a",
+                "config_decline_label": "b",
+            },
+        )
+        assert response.status_code == 403
+        consent.refresh_from_db()
+        assert consent.title == "Consent"
+        frozen = experimenter.get(f"/admin/studies/step/{consent.pk}/change/").content.decode()
+        assert "steps are frozen" in frozen and "Please agree." in frozen
+        assert 'name="config_text"' not in frozen
+        page = experimenter.get(f"/admin/studies/study/{questionnaire_study.pk}/change/").content.decode()
+        assert 'name="steps-0-title"' not in page  # the steps inline is read-only
+
+    def test_a_study_cannot_go_live_with_design_problems(self, experimenter, db):
+        study = build_study([{"kind": "questionnaire", "title": "Empty"}], status="draft")
+        response = experimenter.post(
+            "/admin/studies/study/",
+            {"action": "set_live", "_selected_action": [study.pk]},
+            follow=True,
+        )
+        assert "the questionnaire has no questions" in response.content.decode()
+        study.refresh_from_db()
+        assert study.status == "draft"
+
+    def test_steps_can_be_reordered_and_renumbered_in_the_study_page(self, experimenter, db):
+        study = build_study(
+            [
+                CONSENT_STEP,
+                {"kind": "instructions", "title": "Read me", "config": {"text": "t"}},
+                DEBRIEF_STEP,
+            ],
+            status="draft",
+        )
+        steps = list(Step.objects.filter(study=study).order_by("position"))
+        page = experimenter.get(f"/admin/studies/study/{study.pk}/change/").content.decode()
+        assert "Configure this step" in page
+        data = {
+            "title": study.title,
+            "slug": study.slug,
+            "status": "draft",
+            "notes": "",
+            "prolific_study_id": "",
+            "completion_code": "CDONE",
+            "failed_check_code": "CFAIL",
+            "no_consent_code": "CNOCON",
+            "screened_out_code": "CSCREEN",
+            "estimated_minutes": 10,
+            "time_limit_minutes": 0,
+            "attention_failures_to_end": 2,
+            "wpm_cap": "",
+            "target_per_item": 6,
+            "steps-TOTAL_FORMS": 3,
+            "steps-INITIAL_FORMS": 3,
+            "steps-MIN_NUM_FORMS": 0,
+            "steps-MAX_NUM_FORMS": 1000,
+            "study_dialogues-TOTAL_FORMS": 0,
+            "study_dialogues-INITIAL_FORMS": 0,
+            "study_dialogues-MIN_NUM_FORMS": 0,
+            "study_dialogues-MAX_NUM_FORMS": 1000,
+            "study_claims-TOTAL_FORMS": 0,
+            "study_claims-INITIAL_FORMS": 0,
+            "study_claims-MIN_NUM_FORMS": 0,
+            "study_claims-MAX_NUM_FORMS": 1000,
+        }
+        for n, (step, position) in enumerate(zip(steps, [2, 1, 3])):
+            data.update(
+                {
+                    f"steps-{n}-id": step.pk,
+                    f"steps-{n}-study": study.pk,
+                    f"steps-{n}-position": position,
+                    f"steps-{n}-kind": step.kind,
+                    f"steps-{n}-title": step.title,
+                }
+            )
+        response = experimenter.post(f"/admin/studies/study/{study.pk}/change/", data)
+        assert response.status_code == 302, response.content.decode()[-3000:]
+        assert list(Step.objects.filter(study=study).order_by("position").values_list("kind", flat=True)) == [
+            "instructions",
+            "consent",
+            "debrief",
+        ]
+        assert Study.objects.get(pk=study.pk).steps_version > study.steps_version
+
+
+@pytest.mark.django_db
+class TestQuestionValidation:
+    def test_an_expected_answer_must_be_one_of_the_options(self, db):
+        study = build_study([CONSENT_STEP], status="draft")
+        step = Step.objects.get(study=study)
+        q = Question(step=step, key="q", kind="likert", text="?", options="Yes\nNo", expected_answer="Maybe")
+        with pytest.raises(ValidationError) as info:
+            q.full_clean()
+        assert "Not an option: Maybe" in str(info.value)

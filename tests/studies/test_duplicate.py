@@ -1,0 +1,51 @@
+"""'Duplicate as a new draft': the copy of a study that has run must be ready to go live with
+the same content, for every study design."""
+
+import pytest
+
+from debates.demo import loader
+from debates.models import Comparison, DialogueAssignment, LiveSession, StudyClaim, StudyDialogue
+from studies.models import Step, Study
+from studies.services import study_duplicate, study_problems, study_set_status
+from tests.support.cast import Walker
+
+# (demo loader, the title of the step at which a participant gets their content, their content)
+DESIGNS = {
+    "dialogues": (loader.mystery_study, "The debate", DialogueAssignment),
+    "claims": (loader.claim_study, "Claim 1 of 2", LiveSession),
+    "pairwise": (loader.pairs_study, "Compare the two Speaker As", Comparison),
+}
+
+
+def offered(study: Study) -> dict:
+    return {
+        "dialogues": set(StudyDialogue.objects.filter(study=study).values_list("dialogue", "active")),
+        "claims": set(StudyClaim.objects.filter(study=study).values_list("claim", "active")),
+        "steps": list(Step.objects.filter(study=study).values_list("position", "kind", "title", "config")),
+    }
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("design", DESIGNS)
+def test_a_duplicated_study_can_go_live_with_the_same_content(design):
+    load, content_step, content = DESIGNS[design]
+    source = load()
+    Walker(source).enter()  # the source has run: its steps are frozen
+    switched_off = StudyDialogue.objects.filter(study=source).order_by("id").first()
+    if switched_off is not None:  # what the experimenter switched off stays off in the copy
+        StudyDialogue.objects.filter(pk=switched_off.pk).update(active=False)
+
+    copy = study_duplicate(study=source, slug=f"{source.slug}-v2")
+
+    assert copy.status == Study.Status.DRAFT and copy.locked_at is None
+    assert offered(copy) == offered(source)
+    assert study_problems(copy) == []
+    study_set_status(study=copy, status=Study.Status.LIVE)
+    w = Walker(copy)
+    w.enter()
+    w.walk(stop_before=content_step)
+    if content is DialogueAssignment:
+        assert DialogueAssignment.objects.get(participant__prolific_pid=w.pid).study_dialogue.study == copy
+    else:
+        w.page()  # the step assigns its content when first shown
+        assert content.objects.filter(participant__prolific_pid=w.pid).exists()

@@ -1,0 +1,1 @@
+"""What the tests share: the cast, study builders, real servers and clients."""

@@ -1,0 +1,66 @@
+"""Building studies for tests through the same service the admin and the demo use."""
+
+from __future__ import annotations
+
+import secrets
+
+from studies.models import Study
+from studies.services import study_build, study_set_status
+
+CONSENT_STEP = {"kind": "consent", "title": "Consent", "config": {"text": "Please agree."}}
+DEBRIEF_STEP = {"kind": "debrief", "title": "Thanks", "config": {"text": "Bye."}}
+
+# consent → three questionnaire pages (with one attention check) → debrief.
+QUESTIONNAIRE_STEPS = [
+    CONSENT_STEP,
+    {
+        "kind": "questionnaire",
+        "title": "Page one",
+        "questions": [
+            {"key": "colour", "kind": "single_choice", "text": "Pick a colour", "options": ["Red", "Blue"]},
+            {"key": "agree", "kind": "likert", "text": "I like tests", "options": ["No", "Meh", "Yes"]},
+        ],
+    },
+    {
+        "kind": "attention_check",
+        "title": "Page two",
+        "questions": [
+            {
+                "key": "check_1",
+                "kind": "likert",
+                "text": "Select 'Disagree' for this question.",
+                "options": ["Strongly disagree", "Disagree", "Agree", "Strongly agree"],
+                "expected_answer": ["Disagree"],
+            }
+        ],
+    },
+    {
+        "kind": "questionnaire",
+        "title": "Page three",
+        "questions": [
+            {"key": "age", "kind": "number", "text": "Age", "min_value": 18, "max_value": 99},
+            {"key": "warmth", "kind": "slider", "text": "How warm?", "min_value": 0, "max_value": 100},
+            {"key": "why", "kind": "text", "text": "Why?", "min_length": 10},
+        ],
+    },
+    DEBRIEF_STEP,
+]
+
+
+def build_study(steps: list[dict], **fields) -> Study:
+    """A study with these steps, live unless `status` says otherwise."""
+    spec = {
+        "slug": fields.pop("slug", f"study-{secrets.token_hex(4)}"),
+        "title": "A test study",
+        "completion_code": "CDONE",
+        "failed_check_code": "CFAIL",
+        "no_consent_code": "CNOCON",
+        "screened_out_code": "CSCREEN",
+        **fields,
+        "steps": steps,
+    }
+    status = spec.pop("status", "live")
+    study = study_build(spec=spec)
+    if status != "draft":
+        study_set_status(study=study, status=status)
+    return study

@@ -1,0 +1,50 @@
+"""Many threads at once, each with its own database connection, released by a barrier so
+that they really race (concurrency tests)."""
+
+from __future__ import annotations
+
+import threading
+import traceback
+from contextlib import contextmanager
+
+from django.db import connection
+
+
+@contextmanager
+def pool_size(size: int):
+    """Let more threads than the default pool size hold a connection at once."""
+    pool = connection.settings_dict["OPTIONS"].get("pool")
+    if not pool:
+        yield
+        return
+    old = pool["max_size"]
+    connection.close_pool()
+    pool["max_size"] = size
+    try:
+        yield
+    finally:
+        connection.close_pool()
+        pool["max_size"] = old
+
+
+def run_threads(target, count: int) -> list[str]:
+    """Start `count` threads that wait at a barrier, then all call target(n) at once."""
+    barrier = threading.Barrier(count)
+    errors: list[str] = []
+
+    def body(n: int) -> None:
+        try:
+            barrier.wait(timeout=60)
+            target(n)
+        except Exception:
+            errors.append(traceback.format_exc())
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=body, args=(n,)) for n in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert not any(t.is_alive() for t in threads), "threads hung"
+    return errors

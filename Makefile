@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: demo test install install-dev lint bench-arrivals bench-live clean
+.PHONY: demo test test-fast install install-dev lint bench-arrivals bench-live clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,9 +32,15 @@ demo: install
 test: install-dev
 	bash scripts/test.sh
 
+# The inner loop: lint, the import contracts, and the SQLite suite without the browser and
+# the many-thread tests (under a minute). `make test` stays the whole suite.
+test-fast: lint
+	env -u DATABASE_URL -u REDIS_URL $(BIN)/pytest -q -m "not postgres and not redis and not browser and not slow"
+
 lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 bench-arrivals: install-dev
 	$(BIN)/python -m bench.arrivals

@@ -1,3 +1,5 @@
+"""HTTP routes: the admin, the health check, and the participant pages."""
+
 from django.contrib import admin
 from django.urls import include, path
 

@@ -1,0 +1,1 @@
+"""The participants app: the flow engine, entry and exit, responses, exclusions and places."""

@@ -1,3 +1,5 @@
+"""Participants, their step visits (timing), their answers and their exclusions."""
+
 import secrets
 
 from django.conf import settings

@@ -1,3 +1,5 @@
+"""Periodic Celery tasks of the participants app."""
+
 from celery import shared_task
 
 from participants import services

@@ -1,3 +1,5 @@
+"""The participant pages: the study link, the preview, the current step."""
+
 from django.urls import path
 
 from participants import views

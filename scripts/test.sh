@@ -51,6 +51,7 @@ ensure_redis
 say "lint"
 $BIN/ruff check .
 $BIN/ruff format --check .
+$BIN/lint-imports >/dev/null || { $BIN/lint-imports; die "an import breaks the architecture's contracts (pyproject.toml)"; }
 $BIN/python manage.py makemigrations --check --dry-run >/dev/null || die "models changed without a migration"
 
 say "embedded default: SQLite, in-memory channel layer, eager tasks"

@@ -1,0 +1,1 @@
+"""The studies app: study definitions, steps and questions, the step-kind registry."""

@@ -1,3 +1,5 @@
+"""Studies, their ordered steps and the questions of questionnaire steps."""
+
 import math
 
 from django.core.exceptions import ValidationError

@@ -1,3 +1,5 @@
+"""The CSV exports: tidy rows per design, previews left out, formulas defused, a codebook."""
+
 import csv
 import io
 

@@ -1,3 +1,5 @@
+"""The shared import toolkit's JSON parser, which remembers where things start."""
+
 import json
 
 import pytest

@@ -1,3 +1,5 @@
+"""The study link: creating and resuming participants, clear pages for bad links, previews."""
+
 import pytest
 from django.test import Client
 

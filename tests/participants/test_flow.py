@@ -1,3 +1,5 @@
+"""The flow engine: steps in order, answers stored once, no skipping, checks and exits."""
+
 import pytest
 from django.test import Client
 

@@ -1,3 +1,5 @@
+"""The per-process cache of study rows."""
+
 import pytest
 
 from studies import services

@@ -1,3 +1,5 @@
+"""`manage.py export_csv TABLE --study SLUG [--out FILE]`: one export table, or the codebook."""
+
 import sys
 
 from django.core.management.base import BaseCommand, CommandError

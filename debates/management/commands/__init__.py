@@ -1,0 +1,1 @@
+"""`manage.py` commands of the debates app: the imports and the demo."""

@@ -1,3 +1,5 @@
+"""`manage.py release_expired_leases`: what the periodic task does, by hand."""
+
 from django.core.management.base import BaseCommand
 
 from participants.services import release_expired_leases

@@ -1,0 +1,1 @@
+"""Tests of design A, pre-generated dialogues."""

@@ -1,3 +1,5 @@
+"""Design A's places: dialogues assigned evenly at first need, leases, time-outs, returns."""
+
 from collections import Counter
 from datetime import timedelta
 

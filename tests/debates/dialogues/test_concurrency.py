@@ -100,6 +100,7 @@ class TestOnPostgres:
 
 
 @pytest.mark.sqlite
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 class TestOnSqlite:
     def test_200_simultaneous_arrivals_never_overfill_a_dialogue(self):

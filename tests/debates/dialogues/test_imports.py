@@ -1,3 +1,5 @@
+"""The case and dialogue import: every problem named by line and field, nothing half-written."""
+
 import json
 
 import pytest

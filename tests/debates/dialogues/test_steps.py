@@ -1,3 +1,5 @@
+"""Design A's step kinds: story, dialogue (reading speed), judgement, bias detection, recall."""
+
 from datetime import timedelta
 
 import pytest

@@ -1,0 +1,1 @@
+"""Tests of design B, live debate and consultancy."""

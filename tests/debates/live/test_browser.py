@@ -4,7 +4,7 @@ or consultancy, streamed token by token over the websocket.
 The production path runs for the whole module: uvicorn serves the pages and the websocket,
 a Celery worker (threads) writes the AI turns with the real `openai` client against our
 OpenAI-compatible fake model, and the tokens are relayed through Redis. Each test picks
-the fake model's pace by switching the debaters' model name (tests/fakellm.py).
+the fake model's pace by switching the debaters' model name (devtools/fakellm.py).
 
 Set ROSTRUM_SCREENSHOTS=/some/dir to keep screenshots of the chat pages.
 """

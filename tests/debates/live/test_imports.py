@@ -1,3 +1,5 @@
+"""The claim import, JSON and CSV: problems named by line, judged claims protected."""
+
 import json
 
 import pytest

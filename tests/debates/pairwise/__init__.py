@@ -1,0 +1,1 @@
+"""Tests of design D, pairwise comparisons."""

@@ -1,5 +1,5 @@
-"""The live overview of a study: where participants are, how full each dialogue is, and
-who is excluded and why."""
+"""The live overview of a study: where participants are, how full each place is (dialogues,
+claim cells, comparison instances), and who is excluded and why."""
 
 from __future__ import annotations
 

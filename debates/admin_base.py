@@ -25,7 +25,9 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 
 class ImportForm(forms.Form):
-    file = forms.FileField(help_text="A rostrum.cases/1 JSON file (see docs/case-format.md).")
+    """An upload of at most 5 MB; each import page gives `file` its own help text."""
+
+    file = forms.FileField()
 
     def clean_file(self):
         upload = self.cleaned_data["file"]
@@ -57,4 +59,4 @@ def import_page(model_admin, request, *, perm: str, title: str, form_class, run,
         "form": form,
         "problems": problems,
     }
-    return TemplateResponse(request, "admin/debates/case/import.html", context)
+    return TemplateResponse(request, "admin/debates/import.html", context)

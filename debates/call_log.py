@@ -22,7 +22,6 @@ def llm_call_record(
     error: llm.LLMError | None = None,
     session: LiveSession | None = None,
     turn: LiveTurn | None = None,
-    study_id: int | None = None,
 ) -> LLMCall:
     """Store one call, successful (`result`) or not (`error`). `config` is whatever set the
     call up (a debater configuration, …): its `template_version` and its prices per million
@@ -30,10 +29,8 @@ def llm_call_record(
     source = result or error
     tokens_in = getattr(result, "tokens_in", None)
     tokens_out = getattr(result, "tokens_out", None)
-    if study_id is None and session is not None:
-        study_id = session.participant.study_id
     return LLMCall.objects.create(
-        study_id=study_id,
+        study_id=session.participant.study_id if session else None,
         session=session,
         turn=turn,
         role=role,

@@ -1,5 +1,5 @@
 """The participants app: the flow engine, entry and exit, responses, timing, exclusions and
-places. Its `ready()` registers the step kinds it owns."""
+places. Its `ready()` registers the step kinds it owns and its column in the study list."""
 
 from django.apps import AppConfig
 
@@ -8,7 +8,9 @@ class ParticipantsConfig(AppConfig):
     name = "participants"
 
     def ready(self) -> None:
+        from participants import admin as participants_admin
         from participants import steps
+        from studies import admin as studies_admin
         from studies import registry
 
         registry.register_all(
@@ -19,3 +21,4 @@ class ParticipantsConfig(AppConfig):
             steps.AttentionCheckKind,
             steps.ScreeningKind,
         )
+        studies_admin.study_columns.append(participants_admin.study_participant_counts)

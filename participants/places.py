@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import reduce
@@ -124,10 +124,6 @@ def register(kind: PlaceKind) -> None:
     if kind.name in _kinds:
         raise ValueError(f"place kind {kind.name!r} is registered twice")
     _kinds[kind.name] = kind
-
-
-def registered() -> Iterable[PlaceKind]:
-    return list(_kinds.values())
 
 
 def places_kept(participant: Participant, now: datetime) -> bool:

@@ -22,10 +22,13 @@ from studies.services import (
     study_steps_changed,
 )
 
-# Other apps add inlines (e.g. the study's dialogues), links and views to the study admin.
+# Other apps add to the study admin, from their `ready()`: inlines (e.g. the study's
+# dialogues), columns of the list (callables (study) -> text, with a description), links
+# (callables (study) -> [(label, url)]) and views (callables (admin_site) -> [path]).
 study_inlines: list = []
-study_links: list = []  # callables (study) -> list[(label, url)]
-study_urls: list = []  # callables (admin_site) -> list[path]
+study_columns: list = []
+study_links: list = []
+study_urls: list = []
 
 
 class StepInline(admin.TabularInline):
@@ -79,7 +82,6 @@ class StudyForm(forms.ModelForm):
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
     form = StudyForm
-    list_display = ["title", "slug", "status", "participant_counts", "links"]
     list_filter = ["status"]
     search_fields = ["title", "slug"]
     readonly_fields = ["locked_at", "design_problems"]
@@ -120,13 +122,8 @@ class StudyAdmin(admin.ModelAdmin):
         extra = [url for factory in study_urls for url in factory(self.admin_site)]
         return extra + super().get_urls()
 
-    @admin.display(description="Participants")
-    def participant_counts(self, study: Study) -> str:
-        counts = study.participants.filter(is_preview=False).values_list("status", flat=True)
-        total = len(counts)
-        done = sum(1 for s in counts if s == "completed")
-        active = sum(1 for s in counts if s == "active")
-        return f"{done} completed, {active} in progress, {total} in all"
+    def get_list_display(self, request):
+        return ["title", "slug", "status", *study_columns, "links"]
 
     @admin.display(description="Links")
     def links(self, study: Study) -> str:
@@ -238,6 +235,11 @@ def step_form_for(kind: registry.StepKind | None) -> type[forms.ModelForm]:
                 for name, field in config_fields.items():
                     self.fields[f"config_{name}"] = field
                     self.initial[f"config_{name}"] = config.get(name)
+
+        def _get_validation_exclusions(self):
+            # A position another step holds is not an error (the unique (study, position)
+            # constraint is not checked here): steps_arrange() makes room for the step.
+            return super()._get_validation_exclusions() | {"position"}
 
         def clean(self):
             data = super().clean()

@@ -86,33 +86,33 @@ def steps_arrange(*, study: Study, saved: list[Step] = (), deleted: list[Step] =
     """Apply an edit of a study's list of steps, as the admin makes it.
 
     `saved` are new steps, or existing ones with changed fields (title, configuration,
-    position): each goes to the position it asks for, ahead of an untouched step already
-    there (so adding a step at 2 inserts it before the old second step, and moving step 3
-    to 1 puts it first). `deleted` steps are removed. Positions then run 1..n. A new step
-    without a configuration gets its kind's defaults. Refused (StudyLocked) once real
-    participants have entered.
+    position); each goes to the position it asks for. Where an untouched step holds that
+    position, a new step or one moving up goes before it, and one moving down goes after
+    it: adding a step at 2 inserts it before the old second step, moving step 3 to 1 puts
+    it first, moving step 1 to 3 puts it third. `deleted` steps are removed. Positions then
+    run 1..n. A new step without a configuration gets its kind's defaults. Refused
+    (StudyLocked) once real participants have entered.
     """
     study_steps_changed(study=study)
     for step in deleted:
         step.delete()
-    untouched = list(
-        Step.objects.filter(study=study)
-        .exclude(pk__in=[s.pk for s in saved if s.pk])
-        .order_by("position", "id")
-    )
+    edited = [s.pk for s in saved if s.pk]
+    was_at = dict(Step.objects.filter(pk__in=edited).values_list("pk", "position"))
+    untouched = list(Step.objects.filter(study=study).exclude(pk__in=edited).order_by("position", "id"))
     # Park every step far from 1..n first, so the unique (study, position) constraint holds
     # at every statement whatever the new order.
     for offset, step in enumerate(untouched):
         Step.objects.filter(pk=step.pk).update(position=30000 + offset)
     order = [((step.position, 1, offset), step.pk) for offset, step in enumerate(untouched)]
     for offset, step in enumerate(saved):
-        wanted = step.position
+        wanted, before = step.position, was_at.get(step.pk)
+        moving_down = before is not None and before < wanted
         if not step.pk and not step.config:
             step.config = registry.get(step.kind).config(Step(config={}))
         step.study = study
         step.position = 20000 + offset
         step.save()
-        order.append(((wanted, 0, offset), step.pk))
+        order.append(((wanted, 2 if moving_down else 0, offset), step.pk))
     for position, (_, step_id) in enumerate(sorted(order), start=1):
         Step.objects.filter(pk=step_id).update(position=position)
     for step in saved:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from analysis.exports import common, dialogues, live, pairwise
+from analysis.exports import dialogues, live, pairwise, participants
 from analysis.exports.table import Table
 from common.downloads import csv_line
 from studies.models import Study
@@ -17,10 +17,10 @@ from studies.models import Study
 TABLES: dict[str, Table] = {
     t.name: t
     for t in [
-        common.PARTICIPANTS,
-        common.RESPONSES,
+        participants.PARTICIPANTS,
+        participants.RESPONSES,
         dialogues.JUDGEMENTS,
-        common.STEP_TIMES,
+        participants.STEP_TIMES,
         live.CLAIM_JUDGEMENTS,
         live.LIVE_TURNS,
         pairwise.COMPARISONS,

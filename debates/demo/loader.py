@@ -9,6 +9,7 @@ benchmarks; the demo itself uses none.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 from django.db import transaction
 
@@ -44,36 +45,43 @@ def _demo_claim_slugs() -> list[str]:
     return [c["slug"] for c in json.loads(CLAIMS_FILE.read_text(encoding="utf-8"))["claims"]]
 
 
-def _study(spec: dict, overrides: dict) -> tuple[Study, bool]:
-    """The study of `spec` (with overrides), built unless one with its slug exists."""
+def _study(spec: dict, overrides: dict) -> Study:
+    """The study of `spec` (with overrides), built unless one with its slug exists; an
+    existing study is reused only as it is (overrides are for building)."""
     spec = {**spec, **overrides}
     study = Study.objects.filter(slug=spec["slug"]).first()
-    if study is not None:
-        return study, False
-    return study_build(spec=spec), True
+    if study is None:
+        study = study_build(spec=spec)
+    elif set(overrides) - {"slug"}:
+        raise ValueError(f"the study {study.slug!r} exists: give another slug to build it with overrides")
+    return study
 
 
 def _go_live(study: Study) -> Study:
+    """A demo study still in draft (just built) is set live, its design checked first."""
     if study.status == Study.Status.DRAFT:
         study_set_status(study=study, status=Study.Status.LIVE)
     return study
 
 
 @transaction.atomic
-def mystery_study(**overrides) -> Study:
-    """`mystery-debate` (design A) on the demo cases' dialogues."""
-    demo_cases()
-    study, _ = _study(MYSTERY_STUDY, overrides)
+def mystery_study(*, content: bool = True, **overrides) -> Study:
+    """`mystery-debate` (design A) on the demo cases' dialogues. `content=False` skips
+    importing the cases (the caller has just done it)."""
+    if content:
+        demo_cases()
+    study = _study(MYSTERY_STUDY, overrides)
     for dialogue in Dialogue.objects.filter(case__slug__in=_demo_case_slugs()):
         StudyDialogue.objects.get_or_create(study=study, dialogue=dialogue)
     return _go_live(study)
 
 
 @transaction.atomic
-def claim_study(**overrides) -> Study:
+def claim_study(*, content: bool = True, **overrides) -> Study:
     """`claim-debate` (design B): both protocols on the demo claims."""
-    demo_claims()
-    study, _ = _study(CLAIM_DEBATE_STUDY, overrides)
+    if content:
+        demo_claims()
+    study = _study(CLAIM_DEBATE_STUDY, overrides)
     for claim in Claim.objects.filter(slug__in=_demo_claim_slugs()):
         StudyClaim.objects.get_or_create(study=study, claim=claim)
     return _go_live(study)
@@ -81,13 +89,17 @@ def claim_study(**overrides) -> Study:
 
 @transaction.atomic
 def pairs_set(**overrides) -> InstanceSet:
-    """The demo instance set, built from the demo dialogues when it does not exist yet."""
+    """The demo instance set, built from the demo dialogues (imported if missing)."""
     pool = InstanceSet.objects.filter(slug=PAIRS_SET["slug"]).first()
-    if pool is None:
+    if pool is not None:
+        if overrides:
+            raise ValueError(f"the instance set {pool.slug!r} exists: overrides are for building it")
+        return pool
+    if not Dialogue.objects.filter(case__slug__in=_demo_case_slugs()).exists():
         demo_cases()
-        pool = InstanceSet.objects.create(**{**PAIRS_SET, **overrides})
-        dialogues = list(Dialogue.objects.filter(case__slug__in=_demo_case_slugs()).select_related("case"))
-        instance_set_from_dialogues(instance_set=pool, dialogues=dialogues)
+    pool = InstanceSet.objects.create(**{**PAIRS_SET, **overrides})
+    dialogues = list(Dialogue.objects.filter(case__slug__in=_demo_case_slugs()).select_related("case"))
+    instance_set_from_dialogues(instance_set=pool, dialogues=dialogues)
     return pool
 
 
@@ -95,9 +107,19 @@ def pairs_set(**overrides) -> InstanceSet:
 def pairs_study(*, set_overrides: dict | None = None, **overrides) -> Study:
     """`persuasion-pairs` (design D) on the demo instance set."""
     pairs_set(**(set_overrides or {}))
-    study, _ = _study(PERSUASION_PAIRS_STUDY, overrides)
-    return _go_live(study)
+    return _go_live(_study(PERSUASION_PAIRS_STUDY, overrides))
 
 
-def all_demo_studies() -> list[Study]:
-    return [mystery_study(), claim_study(), pairs_study()]
+@dataclass
+class DemoLoad:
+    cases: CaseImportSummary
+    claims: ClaimImportSummary
+    studies: list[Study]
+
+
+@transaction.atomic
+def load_all() -> DemoLoad:
+    """Every demo study, with its content imported once."""
+    cases, claims = demo_cases(), demo_claims()
+    studies = [mystery_study(content=False), claim_study(content=False), pairs_study()]
+    return DemoLoad(cases, claims, studies)

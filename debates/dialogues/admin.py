@@ -3,6 +3,7 @@ the judgements, bias reports and assignments participants left."""
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin
 from django.urls import path
 
@@ -48,6 +49,10 @@ class DialogueAdmin(admin.ModelAdmin):
         return False
 
 
+class CaseImportForm(ImportForm):
+    file = forms.FileField(help_text="A rostrum.cases/1 JSON file (see docs/case-format.md).")
+
+
 @admin.register(Case)
 class CaseAdmin(admin.ModelAdmin):
     list_display = ["title", "slug", "culprit", "rival", "dialogue_count"]
@@ -72,7 +77,7 @@ class CaseAdmin(admin.ModelAdmin):
             request,
             perm="debates.add_dialogue",
             title="Import cases and dialogues",
-            form_class=ImportForm,
+            form_class=CaseImportForm,
             run=lambda data, text, name: f"Imported: {cases_import(text=text)}.",
             done="admin:debates_case_changelist",
         )

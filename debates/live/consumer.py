@@ -40,22 +40,23 @@ def session_for_token(token: str) -> LiveSession | None:
 
 @db
 def kick(session_id: int) -> None:
-    """On (re)connection: make sure the next turn exists and a worker is on it (the
-    embedded default has no watchdog of its own)."""
+    """On (re)connection: make sure the next turn exists and a worker is on it now, rather
+    than when the watchdog next looks (every 10 s, and only at turns stuck for 30 s)."""
     live_services.session_advance(session_id=session_id)  # the AI turn now due, if any
     last = LiveTurn.objects.filter(session_id=session_id).order_by("-seq").first()
     if last is not None and last.status in (LiveTurn.Status.PENDING, LiveTurn.Status.STREAMING):
         dispatch(last.pk)  # a no-op if a live worker holds it
 
 
-def judge_ask(**kwargs) -> LiveTurn:
+def ask_and_start(**kwargs) -> LiveTurn:
     """The judge's message, stored; the AI turn it makes due is started."""
     turn, due = live_services.judge_ask(**kwargs)
     turns_start([due])
     return turn
 
 
-def turn_retry(**kwargs) -> None:
+def retry_and_start(**kwargs) -> None:
+    """A failed turn, given a fresh set of attempts and started again."""
     turns_start([live_services.turn_retry(**kwargs)])
 
 
@@ -130,7 +131,7 @@ class LiveSessionConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json({"type": "error", "message": "Unreadable message."})
             return
         try:
-            turn = await db(judge_ask)(
+            turn = await db(ask_and_start)(
                 session_id=self.session_id, participant_id=self.participant_id, text=text, target=target
             )
         except live_services.LiveError as error:
@@ -144,7 +145,7 @@ class LiveSessionConsumer(AsyncJsonWebsocketConsumer):
 
     async def retry(self) -> None:
         try:
-            await db(turn_retry)(session_id=self.session_id, participant_id=self.participant_id)
+            await db(retry_and_start)(session_id=self.session_id, participant_id=self.participant_id)
         except live_services.LiveError as error:
             await self.send_json({"type": "error", "message": str(error)})
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from asgiref.sync import sync_to_async
@@ -146,14 +147,18 @@ class Relay:
             self._timer = None
 
 
-Next = list[tuple[int, float]]  # (turn id, seconds to wait) of the turns to start next
+Start = Callable[[int, float], None]  # start(turn id, seconds to wait first)
 
 
-async def run_turn(turn_id: int) -> Next:
-    """Write the turn if it is ours to write; returns the turns to start next."""
+async def run_turn(turn_id: int, start: Start | None = None) -> None:
+    """Write the turn if it is ours to write. `start` starts the turns this one makes due
+    (the next AI turn as soon as this one is stored, or this one again after a retryable
+    failure); it runs on a database thread, since it may publish to the broker. Without it
+    they stay pending (tests run them themselves)."""
+    start = db(start) if start is not None else _leave_pending
     turn = await db(live_services.turn_claim)(turn_id=turn_id)
     if turn is None:
-        return []  # done, failed, or in a live worker's hands: nothing to do
+        return  # done, failed, or in a live worker's hands: nothing to do
     session = turn.session
     await stream_buffer().clear(turn.pk)
     if turn.speaker == "C" and not session.consultant_side:
@@ -180,16 +185,19 @@ async def run_turn(turn_id: int) -> Next:
         await db(llm_call_record)(
             session=session, turn=turn, role=role, config=config, request=request, error=error
         )
-        return await _after_failure(turn, error, shown=relay.sent > 0)
+        await _after_failure(turn, error, shown=relay.sent > 0, start=start)
+        return
     except Exception as error:  # a bug must not leave the turn spinning: fail it visibly
         log.exception("turn %s failed", turn_id)
-        return await _after_failure(
-            turn, llm.LLMError("error", str(error)[:200], retryable=False), shown=relay.sent > 0
-        )
+        failure = llm.LLMError("error", str(error)[:200], retryable=False)
+        await _after_failure(turn, failure, shown=relay.sent > 0, start=start)
+        return
     finally:
         _streaming -= 1
         relay.stop()
     stored, due = await db(live_services.turn_done)(turn_id=turn.pk, text=result.text)
+    if due is not None:
+        await start(due.pk, 0.0)
     await db(llm_call_record)(
         session=session, turn=turn, role=role, config=config, request=request, result=result
     )
@@ -197,10 +205,13 @@ async def run_turn(turn_id: int) -> Next:
         await abroadcast(session.pk, TurnEnd(type="turn.end", seq=turn.seq, text=result.text))
         await abroadcast(session.pk, await db(live_services.state_of)(session_id=session.pk))
     await stream_buffer().clear(turn.pk)
-    return [(due.pk, 0.0)] if due is not None else []
 
 
-async def _after_failure(turn, error: llm.LLMError, shown: bool) -> Next:
+async def _leave_pending(turn_id: int, delay: float) -> None:
+    pass
+
+
+async def _after_failure(turn, error: llm.LLMError, shown: bool, start) -> None:
     outcome, attempt = await db(live_services.turn_attempt_failed)(
         turn_id=turn.pk, error=str(error), retryable=error.retryable or bool(error.partial)
     )
@@ -210,8 +221,8 @@ async def _after_failure(turn, error: llm.LLMError, shown: bool) -> Next:
         await abroadcast(
             turn.session_id, TurnReset(type="turn.reset", seq=turn.seq, attempt=attempt, message=message)
         )
-        return [(turn.pk, llm.backoff(attempt, error.retry_after))]
-    if outcome == "failed":
+        await start(turn.pk, llm.backoff(attempt, error.retry_after))
+    elif outcome == "failed":
         await abroadcast(
             turn.session_id,
             TurnFailed(
@@ -221,7 +232,6 @@ async def _after_failure(turn, error: llm.LLMError, shown: bool) -> Next:
                 can_retry=True,
             ),
         )
-    return []
 
 
 async def _choose_consultant_side(session) -> None:

@@ -1,7 +1,8 @@
 """Where AI turns run, and the Celery tasks that run them. Tasks take ids, call services, and
 are idempotent.
 
-`turns_start()` is the one way to start writing turns, with the same code in both set-ups:
+`dispatch()` starts writing a turn, with the same code in both set-ups (`turns_start()`
+dispatches a service's due turns once its transaction commits):
 - production: a Celery task (`generate_turn`) hands the coroutine to its worker process's
   loop — one loop per process for its whole life, so the model client's and the channel
   layer's connections are reused, and a thread-pool worker runs many turns at once;
@@ -86,11 +87,10 @@ def dispatch(turn_id: int, delay: float = 0) -> None:
 
 
 async def _write(turn_id: int, delay: float = 0) -> None:
-    """Write a turn here, then start what it made due."""
+    """Write a turn here; the turns it makes due are dispatched as soon as they are."""
     if delay:
         await asyncio.sleep(delay)
-    for next_id, wait in await runner.run_turn(turn_id):
-        dispatch(next_id, wait)
+    await runner.run_turn(turn_id, start=dispatch)
 
 
 async def _in_fresh_context(turn_id: int) -> None:

@@ -7,14 +7,14 @@ from collections.abc import Callable
 
 from django import forms
 from django.contrib import admin, messages
-from django.http import Http404, HttpResponse
+from django.http import Http404
 from django.urls import path, reverse
 from django.utils.html import format_html_join
 
 from common.downloads import streamed_download
 from debates.admin_base import ImportForm, ReadOnlyAdmin, import_page
 from debates.models import Comparison, Dialogue, InstanceSet, LiveSession
-from debates.pairwise.imports import set_csv_lines, set_import, set_json
+from debates.pairwise.imports import set_csv_lines, set_import, set_json_lines
 from debates.pairwise.sampler import instance_set_build, instance_set_from_dialogues, live_excerpts
 
 # Other apps add views of a set (e.g. its ranking, in `analysis`): callables (set) ->
@@ -24,6 +24,9 @@ instance_set_urls: list[Callable] = []
 
 
 class InstanceSetImportForm(ImportForm):
+    file = forms.FileField(
+        help_text="A rostrum.instances/1 JSON file, or a CSV file of instances (see docs/instance-format.md)."
+    )
     into = forms.ModelChoiceField(
         queryset=InstanceSet.objects.all(),
         required=False,
@@ -116,9 +119,7 @@ class InstanceSetAdmin(admin.ModelAdmin):
             raise Http404
         if fmt == "csv":
             return streamed_download(set_csv_lines(pool), f"{pool.slug}.csv")
-        response = HttpResponse(set_json(pool), content_type="application/json")
-        response["Content-Disposition"] = f'attachment; filename="{pool.slug}.json"'
-        return response
+        return streamed_download(set_json_lines(pool), f"{pool.slug}.json", "application/json")
 
 
 @admin.register(Comparison)

@@ -35,22 +35,34 @@ CSV_COLUMNS = ["number", "stance"] + [f"excerpt_{n}_{f}" for n in (1, 2) for f i
 # --- Export ------------------------------------------------------------------------------
 
 
-def set_json(instance_set: InstanceSet) -> str:
-    excerpts = instance_set.excerpts.order_by("key")
+def set_json_lines(instance_set: InstanceSet) -> Iterator[str]:
+    """The set as a `rostrum.instances/1` document, produced piece by piece: one excerpt or
+    instance per line."""
+
+    def dumps(value) -> str:
+        return json.dumps(value, ensure_ascii=False)
+
+    meta = {f: getattr(instance_set, f) for f in sorted(SET_FIELDS)}
+    yield f'{{"format": {dumps(FORMAT)},\n "set": {dumps(meta)},\n "excerpts": [\n'
+    separator = ""
+    for e in instance_set.excerpts.order_by("key").iterator(chunk_size=500):
+        yield separator + "  " + dumps({f: getattr(e, f) for f in EXCERPT_FIELDS})
+        separator = ",\n"
+    yield '\n ],\n "instances": [\n'
+    separator = ""
     instances = instance_set.instances.select_related("excerpt_1", "excerpt_2").order_by("number")
-    return json.dumps(
-        {
-            "format": FORMAT,
-            "set": {f: getattr(instance_set, f) for f in sorted(SET_FIELDS)},
-            "excerpts": [{f: getattr(e, f) for f in EXCERPT_FIELDS} for e in excerpts],
-            "instances": [
-                {"number": i.number, "excerpt_1": i.excerpt_1.key, "excerpt_2": i.excerpt_2.key}
-                for i in instances
-            ],
-        },
-        indent=1,
-        ensure_ascii=False,
-    )
+    for i in instances.iterator(chunk_size=500):
+        yield (
+            separator
+            + "  "
+            + dumps({"number": i.number, "excerpt_1": i.excerpt_1.key, "excerpt_2": i.excerpt_2.key})
+        )
+        separator = ",\n"
+    yield "\n ]}\n"
+
+
+def set_json(instance_set: InstanceSet) -> str:
+    return "".join(set_json_lines(instance_set))
 
 
 def turns_cell(turns: list[dict]) -> str:

@@ -4,6 +4,7 @@ warning into an error for the whole suite)."""
 
 import csv
 import io
+import json
 
 import pytest
 from asgiref.sync import async_to_sync
@@ -40,9 +41,11 @@ def test_every_download_streams_under_asgi(pairs_study):
 
         response, body = async_to_sync(fetch)()
         assert response.status_code == 200, url
-        if url.endswith(".csv"):
-            assert response.streaming and response.is_async, url
-            assert response["Content-Disposition"].startswith("attachment"), url
+        assert response.streaming and response.is_async, url
+        assert response["Content-Disposition"].startswith("attachment"), url
+        if url.endswith(".json"):
+            assert json.loads(body)["format"] == "rostrum.instances/1"
+        else:
             rows = list(csv.reader(io.StringIO(body.decode())))
             assert rows and rows[0], url  # a header, at least
             if "comparisons" in url or "instanceset" in url:

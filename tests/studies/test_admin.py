@@ -164,3 +164,36 @@ class TestQuestionValidation:
         with pytest.raises(ValidationError) as info:
             q.full_clean()
         assert "Not an option: Maybe" in str(info.value)
+
+
+@pytest.mark.django_db
+def test_a_step_moved_down_on_its_own_page_lands_where_asked(experimenter):
+    pages = [{"kind": "instructions", "title": f"Page {n}", "config": {"text": "t"}} for n in (1, 2, 3)]
+    study = build_study([CONSENT_STEP, *pages, DEBRIEF_STEP], status="draft")
+    step = Step.objects.get(study=study, title="Page 1")
+    response = experimenter.post(
+        f"/admin/studies/step/{step.pk}/change/",
+        {
+            "study": study.pk,
+            "position": 4,
+            "title": "Page 1",
+            "config_text": "t",
+            "config_button_label": "Continue",
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[-2000:]
+    order = Step.objects.filter(study=study).order_by("position").values_list("title", flat=True)
+    assert list(order) == ["Consent", "Page 2", "Page 3", "Page 1", "Thanks"]
+
+
+@pytest.mark.django_db
+def test_a_step_added_at_a_taken_position_is_inserted_there(experimenter):
+    study = build_study([CONSENT_STEP, DEBRIEF_STEP], status="draft")
+    response = experimenter.post(
+        "/admin/studies/step/add/",
+        {"study": study.pk, "position": 2, "kind": "instructions", "title": "Read"},
+    )
+    assert response.status_code == 302, response.content.decode()[-2000:]
+    order = Step.objects.filter(study=study).order_by("position").values_list("title", "position")
+    assert list(order) == [("Consent", 1), ("Read", 2), ("Thanks", 3)]
+    assert Step.objects.get(title="Read").config["button_label"] == "Continue"  # the kind's defaults

@@ -21,13 +21,13 @@ class Command(BaseCommand):
         parser.add_argument("--base-url", default="http://127.0.0.1:8000")
 
     def handle(self, *args, admin: bool, base_url: str, **options):
-        self.stdout.write(f"Demo cases: {loader.demo_cases()}")
-        self.stdout.write(f"Demo claims: {loader.demo_claims()}")
-        studies = loader.all_demo_studies()
+        demo = loader.load_all()
+        self.stdout.write(f"Demo cases: {demo.cases}")
+        self.stdout.write(f"Demo claims: {demo.claims}")
         self.stdout.write(f"Demo instance set: {loader.pairs_set().instances.count()} instances")
         if admin:
             self.admin_login(base_url)
-        self.print_links(base_url, studies)
+        self.print_links(base_url, demo.studies)
 
     def admin_login(self, base_url: str) -> None:
         PASSWORD_FILE.parent.mkdir(parents=True, exist_ok=True)

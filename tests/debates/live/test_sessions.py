@@ -128,8 +128,6 @@ class TestAssignment:
         assert set(held.values()) == {1}  # no cell holds more than its target
 
     def test_groups_are_balanced_separately(self, claim_study):
-        from django.core.management import call_command  # noqa: F401
-
         skeptics = [
             screened(
                 claim_study,

@@ -5,12 +5,15 @@ import csv
 import io
 import json
 import random
+import secrets
 from collections import Counter
 from datetime import timedelta
 from itertools import combinations
 
 import numpy as np
 import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.utils import timezone
 
 from analysis.metrics.ranking import bradley_terry, win_matrix
@@ -19,9 +22,10 @@ from debates.imports import ImportInvalid
 from debates.models import Comparison, Dialogue, Instance, InstanceSet
 from debates.pairwise.imports import set_csv_lines, set_import, set_json
 from debates.pairwise.sampler import ExcerptSpec, dialogue_excerpts, sample_instances
-from debates.pairwise.services import CHECKS, valid_per_instance, with_checks
+from debates.pairwise.services import CHECKS, comparisons_assign, valid_per_instance, with_checks
 from participants.models import Participant
-from participants.services import participant_mark_returned, release_expired_leases
+from participants.services import participant_enter, participant_mark_returned, release_expired_leases
+from studies.models import Step
 from tests.support.cast import Walker
 from tests.support.downloads import streamed_body
 
@@ -146,6 +150,30 @@ def test_checks_land_at_random_positions_among_the_instances():
         assert all(i in spare and check in CHECKS for i, check in items if check is not None)
         check_slots.add(tuple(n for n, (_, check) in enumerate(items, start=1) if check is not None))
     assert len(check_slots) > 3  # the twelve seeds put the checks in different slots
+
+
+@pytest.mark.django_db
+def test_assignment_draws_check_positions_from_the_generator_it_is_given(pairs_study):
+    step = Step.objects.get(study=pairs_study, kind="pairwise")
+    pool = InstanceSet.objects.get()
+
+    def check_slots(seed: int) -> tuple[int, ...]:
+        participant = participant_enter(study=pairs_study, prolific_pid=secrets.token_hex(12))
+        comparisons_assign(
+            participant=participant,
+            position=step.position,
+            instance_set=pool,
+            per_annotator=3,
+            checks=2,
+            now=timezone.now(),
+            rng=random.Random(seed),
+        )
+        rows = Comparison.objects.filter(participant=participant).order_by("order")
+        return tuple(c.order for c in rows if c.is_check)
+
+    slots = [check_slots(seed) for seed in range(8)]
+    assert len(set(slots)) > 1 and all(len(s) == 2 for s in slots)
+    assert check_slots(3) == slots[3]  # the same seed, the same places (with fresh fill)
 
 
 def comparisons_of(w: Walker) -> list[Comparison]:
@@ -360,6 +388,26 @@ class TestInstanceSetFiles:
         with pytest.raises(ImportInvalid) as info:
             set_import(text=out.getvalue(), filename="x.csv", into=target)
         assert "excerpt_1_turns: write each turn as 'A: text' or 'B: text'" in str(info.value.problems[0])
+
+    def test_the_import_command_reads_a_json_set_and_names_the_lines_of_a_bad_one(
+        self, pairs_study, tmp_path
+    ):
+        doc = json.loads(set_json(InstanceSet.objects.get()))
+        doc["set"]["slug"] = "from-command"
+        good = tmp_path / "set.json"
+        good.write_text(json.dumps(doc, indent=1))
+        out = io.StringIO()
+        call_command("import_instances", str(good), stdout=out)
+        assert f"'from-command': {len(doc['instances'])} instances" in out.getvalue()
+        doc["set"]["slug"] = "Bad Slug"
+        bad = tmp_path / "bad.json"
+        bad.write_text(json.dumps(doc, indent=1))
+        with pytest.raises(CommandError, match=r"line \d+, set\.slug: use lowercase letters"):
+            call_command("import_instances", str(bad))
+        as_csv = tmp_path / "set.csv"
+        as_csv.write_text("".join(set_csv_lines(InstanceSet.objects.get(slug="from-command"))))
+        with pytest.raises(CommandError, match="give a .json file"):
+            call_command("import_instances", str(as_csv))
 
     def test_a_set_annotators_have_used_cannot_be_rebuilt(self, pairs_study):
         w = Walker(pairs_study)

@@ -1,4 +1,4 @@
-"""The export tables every study has: participants, their responses and step times."""
+"""The export tables every study has: its participants, their responses and step times."""
 
 from __future__ import annotations
 

@@ -1,2 +1,1 @@
-"""The statistics of the papers: pure functions over plain data, tested against numbers
-computed independently."""
+"""The statistics of the papers: pure functions over data frames, tested against independent numbers."""

@@ -1,0 +1,368 @@
+"""The platform's CSV export tables as typed pandas data frames.
+
+Reading a folder of exports, converting the known columns, checking the columns an analysis
+needs, and identifying participants across tables.
+
+Every export table may carry a `study` column (the study slug) and tables merged from several
+studies are supported: participants are then identified by (study, participant_id).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+# Column kinds: "int" (Int64, or float when a value is not whole), "float", "flag" (nullable
+# boolean from "1"/"0"/""), "str" (text, empty = NA), "datetime" (ISO 8601, UTC).
+_COMMON = {"study": "str"}
+
+SCHEMAS: dict[str, dict[str, str]] = {
+    "participants": {
+        "participant_id": "int",
+        "prolific_pid": "str",
+        "prolific_study_id": "str",
+        "prolific_session_id": "str",
+        "status": "str",
+        "position": "int",
+        "step_title": "str",
+        "started_at": "datetime",
+        "finished_at": "datetime",
+        "duration_s": "float",
+        "last_seen_at": "datetime",
+        "expires_at": "datetime",
+        "visits": "int",
+        "attention_failures": "int",
+        "excluded": "flag",
+        "exclusion_reasons": "str",
+        "dialogue": "str",
+        "case": "str",
+        "condition": "str",
+        "active_side": "str",
+        "variant": "str",
+        "side_a": "str",
+        "assigned_at": "datetime",
+        "words": "int",
+        "reading_ms": "int",
+        "reading_server_ms": "int",
+        "reading_client_ms": "int",
+        "wpm": "float",
+        "group": "str",
+        "user_agent": "str",
+    },
+    "responses": {
+        "participant_id": "int",
+        "prolific_pid": "str",
+        "position": "int",
+        "step_kind": "str",
+        "key": "str",
+        "value": "str",
+        "value_num": "float",
+        "is_check": "flag",
+        "passed": "flag",
+        "created_at": "datetime",
+    },
+    "step_times": {
+        "participant_id": "int",
+        "position": "int",
+        "step_kind": "str",
+        "shown_at": "datetime",
+        "submitted_at": "datetime",
+        "server_ms": "int",
+        "client_active_ms": "int",
+        "client_hidden_ms": "int",
+        "client_blurs": "int",
+    },
+    "judgements": {
+        "participant_id": "int",
+        "prolific_pid": "str",
+        "participant_status": "str",
+        "excluded": "flag",
+        "exclusion_reasons": "str",
+        "dialogue": "str",
+        "case": "str",
+        "condition": "str",
+        "active_side": "str",
+        "variant": "str",
+        "side_a": "str",
+        "culprit_side": "str",
+        "active_side_letter": "str",
+        "signed_active_side": "int",
+        "chosen_side": "str",
+        "chose_a": "flag",
+        "correct": "flag",
+        "followed_bias": "flag",
+        "confidence": "int",
+        "reasoning": "str",
+        "bias_present": "str",
+        "bias_side": "str",
+        "bias_type": "str",
+        "bias_presence_correct": "flag",
+        "bias_side_correct": "flag",
+        "bias_type_correct": "flag",
+        "recall_passed": "flag",
+        "wpm": "float",
+        "created_at": "datetime",
+    },
+    "claim_judgements": {
+        "participant_id": "int",
+        "prolific_pid": "str",
+        "participant_status": "str",
+        "excluded": "flag",
+        "exclusion_reasons": "str",
+        "group": "str",
+        "position": "int",
+        "claim": "str",
+        "domain": "str",
+        "truth": "str",
+        "protocol": "str",
+        "debater_a_side": "str",
+        "consultant_side": "str",
+        "consultant_side_mode": "str",
+        "consultant_correct": "flag",
+        "phase": "str",
+        "initial_answer": "str",
+        "initial_confidence": "float",
+        "initial_correct": "flag",
+        "final_answer": "str",
+        "final_confidence": "float",
+        "final_correct": "flag",
+        "justification": "str",
+        "judge_questions": "int",
+        "rounds": "int",
+        "assigned_at": "datetime",
+        "chat_started_at": "datetime",
+        "chat_ended_at": "datetime",
+        "finished_at": "datetime",
+        "chat_seconds": "float",
+    },
+    "live_turns": {
+        "participant_id": "int",
+        "session_id": "int",
+        "claim": "str",
+        "protocol": "str",
+        "seq": "int",
+        "round": "int",
+        "speaker": "str",
+        "side": "str",
+        "target": "str",
+        "status": "str",
+        "attempts": "int",
+        "text": "str",
+        "error": "str",
+        "created_at": "datetime",
+        "started_at": "datetime",
+        "finished_at": "datetime",
+        "model": "str",
+        "tokens_in": "int",
+        "tokens_out": "int",
+        "ttft_ms": "float",
+        "total_ms": "float",
+    },
+    "comparisons": {
+        "participant_id": "int",
+        "prolific_pid": "str",
+        "participant_status": "str",
+        "excluded": "flag",
+        "valid": "flag",
+        "instance_set": "str",
+        "instance": "int",
+        "order": "int",
+        "is_check": "flag",
+        "check_answer": "str",
+        "check_passed": "flag",
+        "stance": "str",
+        "debate_1": "str",
+        "debate_2": "str",
+        "interlocutor_1": "str",
+        "interlocutor_2": "str",
+        "shown_first": "str",
+        "choice": "str",
+        "winner": "str",
+        "winner_interlocutor": "str",
+        "confidence": "int",
+        "served_at": "datetime",
+        "answered_at": "datetime",
+        "seconds": "float",
+    },
+}
+for _schema in SCHEMAS.values():
+    _schema.update(_COMMON)
+
+TABLES = tuple(SCHEMAS)
+
+_FLAGS = {"1": True, "0": False, "true": True, "false": False, "yes": True, "no": False}
+
+
+def read_tables(folder: str | Path) -> dict[str, pd.DataFrame]:
+    """Read whichever `<table>.csv` of the export tables exist in `folder`, typed.
+
+    Every cell is read as text first (so free text such as "NA" stays text and only an empty
+    cell is missing), then `typed` converts the known columns."""
+    folder = Path(folder)
+    tables = {}
+    for name in TABLES:
+        path = folder / f"{name}.csv"
+        if path.is_file():
+            raw = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], encoding="utf-8")
+            tables[name] = typed(name, raw)
+    return tables
+
+
+def typed(table: str, df: pd.DataFrame) -> pd.DataFrame:
+    """A copy of `df` with the known columns of `table` converted: flags to nullable
+    booleans, whole numbers to Int64 (float if a value is fractional), numbers to float,
+    timestamps to UTC datetimes, text to strings; empty cells become NA. Unknown columns are
+    left alone. Idempotent: typing a typed frame changes nothing."""
+    if table not in SCHEMAS:
+        raise ValueError(f"unknown table {table!r}; known tables: {', '.join(TABLES)}")
+    out = df.copy()
+    for column, kind in SCHEMAS[table].items():
+        if column in out.columns:
+            out[column] = _convert(out[column], kind, table, column)
+    return out
+
+
+def require(df: pd.DataFrame, table: str, columns: Iterable[str], purpose: str = "") -> None:
+    """Raise a ValueError naming the table and the first missing column."""
+    for column in columns:
+        if column not in df.columns:
+            why = f" (needed for {purpose})" if purpose else ""
+            raise ValueError(f"table {table!r} has no column {column!r}{why}")
+
+
+def require_table(tables: Mapping[str, pd.DataFrame], table: str, purpose: str = "") -> pd.DataFrame:
+    if table not in tables or tables[table] is None:
+        why = f" (needed for {purpose})" if purpose else ""
+        raise ValueError(f"table {table!r} is missing{why}")
+    return tables[table]
+
+
+def has(df: pd.DataFrame | None, *columns: str) -> bool:
+    """True when the frame exists and every column is present with at least one value."""
+    return df is not None and all(c in df.columns and df[c].notna().any() for c in columns)
+
+
+def flag(series: pd.Series) -> pd.Series:
+    """A flag column as plain booleans, NA counting as False."""
+    return series.astype("boolean").fillna(False).astype(bool)
+
+
+def uses_study(*frames: pd.DataFrame | None) -> bool:
+    """Participants are identified by (study, participant_id) when every frame has a study."""
+    present = [f for f in frames if f is not None]
+    return bool(present) and all("study" in f.columns and f["study"].notna().any() for f in present)
+
+
+def participant_key(df: pd.DataFrame, with_study: bool) -> pd.Series:
+    """One string per row identifying its participant (across studies when `with_study`)."""
+    pid = df["participant_id"].astype("string").fillna("")
+    if with_study:
+        return (df["study"].astype("string").fillna("") + "\x1f" + pid).astype(str)
+    return pid.astype(str)
+
+
+def analysable(
+    df: pd.DataFrame,
+    table: str,
+    participants: pd.DataFrame | None = None,
+    status_column: str = "participant_status",
+) -> pd.Series:
+    """Boolean mask of the rows of completed, non-excluded participants, as the platform's
+    status and `excluded` flag say. The row's own columns are used when present, otherwise
+    those of the participants table."""
+    status = excluded = None
+    if status_column in df.columns:
+        status = df[status_column]
+    if "excluded" in df.columns:
+        excluded = df["excluded"]
+    if (status is None or excluded is None) and participants is not None:
+        require(df, table, ["participant_id"], "joining with participants")
+        with_study = uses_study(df, participants)
+        p = participants.assign(_key=participant_key(participants, with_study)).drop_duplicates("_key")
+        p = p.set_index("_key")
+        keys = participant_key(df, with_study)
+        if status is None and "status" in p.columns:
+            status = pd.Series(keys.map(p["status"]).to_numpy(), index=df.index)
+        if excluded is None and "excluded" in p.columns:
+            excluded = pd.Series(keys.map(p["excluded"]).to_numpy(), index=df.index, dtype="boolean")
+    if status is None:
+        raise ValueError(f"table {table!r} has no column {status_column!r} (and no participants table)")
+    if excluded is None:
+        raise ValueError(f"table {table!r} has no column 'excluded' (and no participants table)")
+    return (status.astype(str) == "completed").to_numpy() & ~flag(pd.Series(excluded)).to_numpy()
+
+
+# --- conversions ---------------------------------------------------------------------------
+
+
+def _blank_to_na(series: pd.Series) -> pd.Series:
+    if series.dtype == object or pd.api.types.is_string_dtype(series.dtype):
+        s = series.astype(object)
+        return s.where(~s.map(lambda v: isinstance(v, str) and v.strip() == ""), None)
+    return series
+
+
+def _convert(series: pd.Series, kind: str, table: str, column: str) -> pd.Series:
+    try:
+        if kind == "str":
+            s = _blank_to_na(series)
+            return s.astype(object).where(s.notna(), None).map(_text).astype("str")
+        if kind == "flag":
+            return _to_flag(series)
+        if kind in ("int", "float"):
+            return _to_number(series, kind)
+        if kind == "datetime":
+            if isinstance(series.dtype, pd.DatetimeTZDtype):
+                return series.dt.tz_convert("UTC")
+            return pd.to_datetime(_blank_to_na(series), utc=True, format="ISO8601")
+    except (ValueError, TypeError) as error:
+        raise ValueError(f"table {table!r}, column {column!r}: {error}") from None
+    raise AssertionError(kind)
+
+
+def _text(value):
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _to_flag(series: pd.Series) -> pd.Series:
+    if pd.api.types.is_bool_dtype(series.dtype):
+        return series.astype("boolean")
+
+    def one(value):
+        if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
+            return pd.NA
+        if isinstance(value, bool | np.bool_):
+            return bool(value)
+        if isinstance(value, int | float | np.integer | np.floating) and value in (0, 1):
+            return bool(value)
+        text = str(value).strip().lower()
+        if text == "":
+            return pd.NA
+        if text in _FLAGS:
+            return _FLAGS[text]
+        raise ValueError(f"not a flag (1/0/empty): {value!r}")
+
+    return pd.Series([one(v) for v in series.astype(object)], index=series.index, dtype="boolean")
+
+
+def _to_number(series: pd.Series, kind: str) -> pd.Series:
+    if pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype):
+        numbers = series.astype("float64")
+    else:
+        s = _blank_to_na(series)
+        numbers = pd.to_numeric(s, errors="coerce").astype("float64")
+        bad = numbers.isna() & s.notna()
+        if bad.any():
+            raise ValueError(f"not a number: {s[bad].iloc[0]!r}")
+    if kind == "int":
+        finite = numbers.dropna()
+        if (finite == np.floor(finite)).all() and (finite.abs() < 2**53).all():
+            return numbers.astype("Int64")
+    return numbers

@@ -1,0 +1,896 @@
+"""Every figure of a design's analysis as one JSON-safe dict, and its plots as PNG bytes.
+
+    analyze(tables, "A" | "B" | "D", seed=0, bootstrap=1000, options=None) -> dict
+    figures(results) -> {name: PNG bytes}
+
+`tables` maps export table names to data frames (raw text as exported, or typed by
+frames.read_tables; unknown tables are ignored). Floats are rounded to 6 significant digits,
+NaN becomes None and numpy types become Python ones, so the same CSVs analysed twice with
+the same seed give byte-identical JSON. Bootstrap draws come from numpy Generators seeded by
+(seed, design stream).
+
+Top-level keys common to every design:
+    design            "A", "B" or "D"
+    settings          {"seed", "bootstrap", "options"} (the options after defaults)
+    n                 counts used (see per design)
+    exclusion_flow    common.exclusion_flow: entered, failed_attention, failed_recall,
+                      wpm_at_or_above_cap, other_exclusions, completed, analysed, by_status,
+                      steps [{step, dropped, remaining}], source
+    fill              how full each assignment cell is (per design below)
+    skipped           {analysis: reason} for analyses the data did not allow
+    tables            [{"key", "title", "columns", "rows", "note"}] mirroring the paper's tables
+
+Design A (paper 000; tables judgements, optional participants and responses):
+    n                 participants, judgements, analysed, analysed_participants, baseline, biased, studies
+    fill              [{dialogue, analysed, judgements}] (Figure 5)
+    accuracy          {overall, by_condition, by_condition_side, by_case}: proportions
+                      {k, n, p, lo, hi} (95% Wilson) with the grouping columns
+    choose_a_by_location  Table 39: [{location, title, k, n, p, lo, hi, implied_p}]
+    h1_regression     Table 40: {n, terms [{term, log_odds, se, z, p, odds_ratio, or_lo, or_hi}], implied_p}
+    per_bias          Table 41: {n, intercept, biases [{bias, n, on_a, on_b, log_odds, se, z, p,
+                      odds_ratio, or_lo, or_hi, effect_pp, subset_log_odds}]}
+    joint_bootstrap   Table 42: {replicates, failed, biases [{bias, effect_pp, se_pp, lo_pp, hi_pp}],
+                      omnibus {chi2, df, p}}
+    detection_cascade Table 43: [{condition, total, presence, side, type}] (baseline: false alarms)
+    detection_accuracy, detection_following  Tables 44-45: [{level, met, not_met, diff_pp, p}]
+    expertise         Figure 15: {key, levels [{level, label, accuracy, followed}], unanswered}
+    tables keys       table_35, figure_5, accuracy_by_condition, table_39, table_40, table_41,
+                      table_42, table_43, table_44, table_45, figure_15
+
+Design B (paper 001; tables claim_judgements, optional participants and responses):
+    n                 participants, sessions, analysed, analysed_participants, groups, protocols, studies
+    fill              [{group, protocol, claim, analysed, sessions}]
+    accuracy          {by_protocol_group [{protocol, group, initial, final, change_pp}],
+                      by_protocol_domain [...]} (group "all" = pooled)
+    protocol_comparison  [{group, debate, consultancy, diff_pp, p}]
+    consultant_agreement Table 1: [{group, consultant, initial, final}]
+    transitions       {cells [{protocol, group, n, CC, CI, IC, II: {k, n, p, lo, hi,
+                      confidence_change, confidence_change_se}}], tests [{group, chi2, df, p}]}
+    confidence_shift  Table 2: [{protocol, group, n, mean_shift, se, t, p, improved, changed}]
+    brier             [{protocol, group, n, final, initial}]
+    calibration       [{protocol, bins [{lo, hi, mean_confidence, accuracy}]}]
+    mixed_models      {references, combined, per_protocol {protocol: model}}; a model is
+                      {terms, sigma, sigma_se, icc, loglik, n_obs, n_participants, converged, method}
+    tables keys       exclusion_flow, fill, figure_1, protocol_comparison, table_1, figure_3,
+                      table_2, brier, calibration, mixed_models
+
+Design D (paper 003; tables comparisons, optional participants and responses):
+    n                 participants, comparisons, valid, annotators, interlocutors, studies
+    fill              [{instance_set, instance, valid}] valid answers per instance
+    checks            {items, passed}
+    win_matrix        {labels, wins (row beats column; ties half)}
+    strengths         {interlocutor: {strength, normalised, rank, wins, comparisons, se, lo, hi,
+                      rank_lo, rank_hi}}
+    ranking           interlocutors, strongest first
+    reliability       {winner_alpha_nominal, confidence_alpha_nominal, units, units_with_two_or_more}
+    subgroups         Table 4: [{attribute, value, annotators, annotations, ranking, vs_global,
+                      vs_<reference>...}] with compare_rankings dicts
+    references        {name: compare_rankings(global, reference)} for options["reference_rankings"]
+    tables keys       exclusion_flow, table_3, table_4, win_matrix, reliability, fill
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pandas as pd
+
+from analysis.metrics import dialogues, live, pairwise
+from analysis.metrics.agreement import as_ranks, compare_rankings
+from analysis.metrics.common import clean, exclusion_flow, exclusion_table, make_table, pct, rnd, sig
+from analysis.metrics.frames import TABLES, analysable, participant_key, typed, uses_study
+
+STREAMS = {"A": 1, "B": 2, "D": 4}
+DEFAULT_OPTIONS = {
+    "A": {"expertise_key": None, "expertise_prefix": "expertise"},
+    "B": {
+        "covariates": [],
+        "categorical_covariates": [],
+        "protocol_reference": "consultancy",
+        "group_reference": "skeptical",
+        "calibration_bins": 10,
+        "quadrature_nodes": 20,
+    },
+    "D": {
+        "subgroups": {"age": "age", "gender": "gender", "political_leaning": "political_leaning"},
+        "age_edges": list(pairwise.DEFAULT_AGE_EDGES),
+        "skip_values": ["Prefer not to say"],
+        "reference_rankings": {},
+        "alpha": 0.01,
+    },
+}
+
+
+def analyze(
+    tables: dict[str, pd.DataFrame],
+    design: str,
+    *,
+    seed: int = 0,
+    bootstrap: int = 1000,
+    options: dict | None = None,
+) -> dict:
+    """All results of design "A", "B" or "D" (see the module docstring for the keys)."""
+    design = str(design).upper()
+    if design not in STREAMS:
+        raise ValueError(f"design must be 'A', 'B' or 'D', got {design!r}")
+    merged = copy.deepcopy(DEFAULT_OPTIONS[design])
+    unknown = set(options or {}) - set(merged)
+    if unknown:
+        raise ValueError(f"unknown option(s) for design {design}: {', '.join(sorted(unknown))}")
+    merged.update(copy.deepcopy(options or {}))
+    frames = {name: typed(name, df) for name, df in tables.items() if name in TABLES and df is not None}
+    rng = np.random.default_rng([int(seed), STREAMS[design]])
+    run = {"A": _design_a, "B": _design_b, "D": _design_d}[design]
+    results = run(frames, rng, int(bootstrap), merged)
+    results = {
+        "design": design,
+        "settings": {"seed": int(seed), "bootstrap": int(bootstrap), "options": merged},
+        **results,
+    }
+    return clean(results)
+
+
+def figures(results: dict) -> dict[str, bytes]:
+    """PNG plots of a results dict (from `analyze`), keyed by name."""
+    from analysis.metrics import plots
+
+    return plots.figures(results)
+
+
+def _studies(*frames) -> list[str]:
+    names = set()
+    for f in frames:
+        if f is not None and "study" in f.columns:
+            names |= set(f["study"].dropna().astype(str))
+    return sorted(names)
+
+
+def _ci(prop: dict) -> str | None:
+    if prop.get("lo") is None:
+        return None
+    return f"[{100 * prop['lo']:.1f}, {100 * prop['hi']:.1f}]"
+
+
+def _n_pct(k: int | None, total: int) -> str | None:
+    if k is None:
+        return "–"
+    return f"{k} ({100 * k / total:.1f})" if total else f"{k}"
+
+
+def _flow(frames: dict, table: str) -> dict:
+    return exclusion_flow(
+        frames.get("participants"), frames.get(table) if "participants" not in frames else None, table
+    )
+
+
+# --- design A --------------------------------------------------------------------------------
+
+
+def _design_a(frames: dict, rng: np.random.Generator, bootstrap: int, options: dict) -> dict:
+    if "judgements" not in frames:
+        raise ValueError("table 'judgements' is missing (needed for design A)")
+    judgements = frames["judgements"]
+    participants = frames.get("participants")
+    responses = frames.get("responses")
+    df = dialogues.analysed_judgements(judgements, participants)
+    mask = analysable(judgements, "judgements", participants) & judgements["chose_a"].notna().to_numpy()
+    biases = dialogues.biases_in(df)
+    skipped = {}
+
+    h1 = dialogues.h1_regression(df)
+    if h1 is None:
+        skipped["h1_regression"] = "the model cannot be estimated on these data (too few or separated)"
+    by_location = dialogues.choose_a_by_location(df, h1)
+    per_bias = dialogues.per_bias_fits(df, biases)
+    if per_bias is None:
+        skipped["per_bias"] = "no biased dialogues, or the joint model cannot be estimated"
+    boot = dialogues.joint_bootstrap(df, biases, bootstrap, rng) if per_bias is not None else None
+    if boot is None:
+        skipped["joint_bootstrap"] = "needs the per-bias model and at least 2 replicates"
+    cascade = dialogues.detection_cascade(df, biases)
+    if cascade is None:
+        skipped["detection"] = "no bias-detection columns"
+    accuracy_detection = dialogues.by_detection(df, "correct")
+    following_detection = None
+    try:
+        following_detection = dialogues.by_detection(df, "followed_bias")
+    except ValueError as error:
+        skipped["detection_following"] = str(error)
+    expertise = dialogues.by_expertise(df, responses, options["expertise_key"], options["expertise_prefix"])
+    if expertise is None:
+        skipped["expertise"] = "no responses table or no expertise item"
+    keys = participant_key(df, uses_study(df))
+    results = {
+        "n": {
+            "participants": int(len(participants)) if participants is not None else None,
+            "judgements": int(len(judgements)),
+            "analysed": int(len(df)),
+            "analysed_participants": int(keys.nunique()),
+            "baseline": int((df["signed_active_side"] == 0).sum()),
+            "biased": int((df["signed_active_side"] != 0).sum()),
+            "studies": _studies(judgements, participants),
+        },
+        "exclusion_flow": _flow(frames, "judgements"),
+        "fill": dialogues.fill_per_dialogue(judgements, mask),
+        "accuracy": dialogues.accuracy_tables(df, biases),
+        "choose_a_by_location": by_location,
+        "h1_regression": h1,
+        "per_bias": per_bias,
+        "joint_bootstrap": boot,
+        "detection_cascade": cascade,
+        "detection_accuracy": accuracy_detection,
+        "detection_following": following_detection,
+        "expertise": expertise,
+        "skipped": skipped,
+    }
+    results["tables"] = _tables_a(results)
+    return results
+
+
+def _terms_rows(terms: list[dict], labels: dict[str, str]) -> list[list]:
+    return [
+        [
+            labels.get(t["term"], t["term"]),
+            rnd(t["log_odds"]),
+            rnd(t["se"]),
+            rnd(t["odds_ratio"]),
+            None if t["or_lo"] is None else f"[{t['or_lo']:.3f}, {t['or_hi']:.3f}]",
+            rnd(t["z"], 2),
+            sig(t["p"]),
+        ]
+        for t in terms
+    ]
+
+
+TERM_COLUMNS = ["Parameter", "Log-odds", "SE", "Odds ratio", "95% CI (OR)", "z", "p"]
+
+
+def _tables_a(r: dict) -> list[dict]:
+    title = dialogues.BIAS_TITLES
+    out = [exclusion_table(r["exclusion_flow"], "table_35", "Sample flow (Table 35)")]
+    out.append(
+        make_table(
+            "figure_5",
+            "Analysed judgements per dialogue (Figure 5)",
+            ["Dialogue", "Analysed", "All judgements"],
+            [[f["dialogue"], f["analysed"], f["judgements"]] for f in r["fill"]],
+        )
+    )
+    rows = [
+        [title.get(a["condition"], a["condition"]), a.get("active_side", ""), a["n"], pct(a["p"]), _ci(a)]
+        for a in r["accuracy"].get("by_condition_side", r["accuracy"]["by_condition"])
+    ]
+    out.append(
+        make_table(
+            "accuracy_by_condition",
+            "Accuracy by condition and biased role",
+            ["Condition", "Biased role", "N", "Accuracy (%)", "95% CI"],
+            rows,
+            "Accuracy: choosing the side that argues for the true culprit. 95% Wilson intervals.",
+        )
+    )
+    out.append(
+        make_table(
+            "table_39",
+            "Observed and model-implied % choosing side A by active-bias location (Table 39)",
+            ["Condition", "N", "Observed % choosing A", "95% CI", "Model-implied % choosing A"],
+            [
+                [x["title"], x["n"], pct(x["p"]), _ci(x), pct(x["implied_p"])]
+                for x in r["choose_a_by_location"]
+            ],
+            "Model-implied: from the Table 40 regression. 95% Wilson intervals.",
+        )
+    )
+    if r["h1_regression"]:
+        out.append(
+            make_table(
+                "table_40",
+                "Signed logistic regression predicting side A selection from bias location (Table 40)",
+                TERM_COLUMNS,
+                _terms_rows(
+                    r["h1_regression"]["terms"],
+                    {
+                        "intercept": "Intercept (β0)",
+                        "signed_active_side": "Active-side location (β1, +1 A / −1 B)",
+                    },
+                ),
+                f"N = {r['h1_regression']['n']}. Wald 95% intervals and p-values.",
+            )
+        )
+    if r["per_bias"]:
+        out.append(
+            make_table(
+                "table_41",
+                "Cell counts and fitted coefficient of the signed active-side predictor per bias (Table 41)",
+                [
+                    "Bias",
+                    "N",
+                    "Bias on A",
+                    "Bias on B",
+                    "β (log-odds)",
+                    "SE",
+                    "Odds ratio",
+                    "p",
+                    "β, baseline + this bias only",
+                ],
+                [
+                    [
+                        title.get(b["bias"], b["bias"]),
+                        b["n"],
+                        b["on_a"],
+                        b["on_b"],
+                        rnd(b["log_odds"]),
+                        rnd(b["se"]),
+                        rnd(b["odds_ratio"]),
+                        sig(b["p"]),
+                        rnd(b["subset_log_odds"]),
+                    ]
+                    for b in r["per_bias"]["biases"]
+                ],
+                "One joint model: a shared intercept over all judgements and one signed predictor per bias "
+                "(this reproduces the paper's coefficients). Last column: a separate fit on the "
+                "baseline and that bias.",
+            )
+        )
+    boot = r["joint_bootstrap"]
+    if boot and boot["biases"]:
+        omnibus = boot.get("omnibus")
+        note = (
+            "Effect: model-implied shift toward the manipulated side, (P(A | bias on A) − P(A | "
+            "bias on B)) / 2, in "
+            f"percentage points. SE and percentile 95% CI over {boot['replicates']} bootstrap "
+            "replicates resampling "
+            f"participants from the whole sample ({boot['failed']} failed to converge and were left out)."
+        )
+        if omnibus:
+            note += (
+                f" Omnibus Wald test of equal effects: χ²({omnibus['df']}) = {omnibus['chi2']:.2f}, "
+                f"p = {sig(omnibus['p'])}."
+            )
+        out.append(
+            make_table(
+                "table_42",
+                "Joint-bootstrap standard errors used in the omnibus comparison (Table 42)",
+                ["Bias", "Effect (pp)", "Joint-bootstrap SE (pp)", "95% CI (pp)"],
+                [
+                    [
+                        title.get(b["bias"], b["bias"]),
+                        rnd(b["effect_pp"], 1),
+                        rnd(b["se_pp"], 1),
+                        f"[{b['lo_pp']:.1f}, {b['hi_pp']:.1f}]",
+                    ]
+                    for b in boot["biases"]
+                ],
+                note,
+            )
+        )
+    if r["detection_cascade"]:
+        rows = []
+        for c in r["detection_cascade"]:
+            name = (
+                "Baseline (false alarm)"
+                if c["condition"] == "baseline"
+                else (
+                    "All manipulated"
+                    if c["condition"] == "all"
+                    else title.get(c["condition"], c["condition"])
+                )
+            )
+            rows.append(
+                [
+                    name,
+                    c["total"],
+                    _n_pct(c["presence"], c["total"]),
+                    _n_pct(c["side"], c["total"]),
+                    _n_pct(c["type"], c["total"]),
+                ]
+            )
+        out.append(
+            make_table(
+                "table_43",
+                "Bias-detection cascade by manipulation type (Table 43)",
+                [
+                    "Condition",
+                    "Total",
+                    "Bias presence (% of total)",
+                    "Correct side (% of total)",
+                    "Correct type (% of total)",
+                ],
+                rows,
+                "Nested levels: side requires presence, type requires side. Baseline: said a side "
+                "was manipulated.",
+            )
+        )
+    names = {
+        "presence": "Correctly identified bias presence",
+        "side": "Correctly identified side",
+        "type": "Correctly identified type",
+    }
+    for key, data, label in (
+        ("table_44", r["detection_accuracy"], "Accurate"),
+        ("table_45", r["detection_following"], "Followed"),
+    ):
+        if not data:
+            continue
+        what = "Adjudication accuracy" if key == "table_44" else "Bias-following"
+        out.append(
+            make_table(
+                key,
+                f"{what} at each level of bias detection ({'Table 44' if key == 'table_44' else 'Table 45'})",
+                ["Detection criterion", "Met", f"{label} (%)", "Not met", f"{label} (%)", "Diff. (pp)", "p"],
+                [
+                    [
+                        names[x["level"]],
+                        x["met"]["n"],
+                        pct(x["met"]["p"]),
+                        x["not_met"]["n"],
+                        pct(x["not_met"]["p"]),
+                        rnd(x["diff_pp"], 1),
+                        sig(x["p"]),
+                    ]
+                    for x in data
+                ],
+                "Biased dialogues only. p: Wald test of a logistic regression of the outcome on "
+                "the met indicator.",
+            )
+        )
+    if r["expertise"]:
+        out.append(
+            make_table(
+                "figure_15",
+                f"Accuracy and bias-following by self-reported expertise ({r['expertise']['key']}) "
+                "(Figure 15)",
+                [
+                    "Level",
+                    "Answer",
+                    "N",
+                    "Accuracy (%)",
+                    "95% CI",
+                    "N biased",
+                    "Bias-following (%)",
+                    "95% CI",
+                ],
+                [
+                    [
+                        rnd(x["level"], 2),
+                        x["label"],
+                        x["accuracy"]["n"],
+                        pct(x["accuracy"]["p"]),
+                        _ci(x["accuracy"]),
+                        x["followed"]["n"],
+                        pct(x["followed"]["p"]),
+                        _ci(x["followed"]),
+                    ]
+                    for x in r["expertise"]["levels"]
+                ],
+                f"95% Wilson intervals. {r['expertise']['unanswered']} analysed judgements without "
+                "an answer to the item.",
+            )
+        )
+    return out
+
+
+# --- design B --------------------------------------------------------------------------------
+
+
+def _design_b(frames: dict, rng: np.random.Generator, bootstrap: int, options: dict) -> dict:
+    if "claim_judgements" not in frames:
+        raise ValueError("table 'claim_judgements' is missing (needed for design B)")
+    sessions = frames["claim_judgements"]
+    participants = frames.get("participants")
+    responses = frames.get("responses")
+    df = live.analysed_sessions(sessions, participants)
+    mask = analysable(sessions, "claim_judgements", participants)
+    mask &= sessions["initial_correct"].notna().to_numpy() & sessions["final_correct"].notna().to_numpy()
+    skipped = {}
+    models = None
+    if len(df):
+        models = live.mixed_models(
+            df,
+            responses,
+            options["covariates"],
+            options["categorical_covariates"],
+            options["protocol_reference"],
+            options["group_reference"],
+            int(options["quadrature_nodes"]),
+        )
+        if models["combined"] is None:
+            skipped["mixed_models"] = "the combined model cannot be estimated on these data (e.g. separation)"
+    else:
+        skipped["mixed_models"] = "no analysed sessions"
+    keys = participant_key(df, uses_study(df))
+    results = {
+        "n": {
+            "participants": int(len(participants)) if participants is not None else None,
+            "sessions": int(len(sessions)),
+            "analysed": int(len(df)),
+            "analysed_participants": int(keys.nunique()),
+            "groups": sorted(df["group"].unique().tolist()),
+            "protocols": sorted(df["protocol"].astype(str).unique().tolist()),
+            "studies": _studies(sessions, participants),
+        },
+        "exclusion_flow": _flow(frames, "claim_judgements"),
+        "fill": live.fill(sessions, mask, participants),
+        "accuracy": live.accuracy(df),
+        "protocol_comparison": live.protocol_comparison(df),
+        "consultant_agreement": live.consultant_agreement(df),
+        "transitions": live.transitions(df),
+        "confidence_shift": live.confidence_shift(df),
+        "brier": live.brier(df),
+        "calibration": live.calibration(df, int(options["calibration_bins"])),
+        "mixed_models": models,
+        "skipped": skipped,
+    }
+    results["tables"] = _tables_b(results)
+    return results
+
+
+def _tables_b(r: dict) -> list[dict]:
+    out = [exclusion_table(r["exclusion_flow"])]
+    out.append(
+        make_table(
+            "fill",
+            "Analysed sessions per group, protocol and claim",
+            ["Group", "Protocol", "Claim", "Analysed", "Sessions"],
+            [[f["group"], f["protocol"], f["claim"], f["analysed"], f["sessions"]] for f in r["fill"]],
+        )
+    )
+    out.append(
+        make_table(
+            "figure_1",
+            "Accuracy before and after by protocol and belief group (Figure 1)",
+            [
+                "Protocol",
+                "Group",
+                "N",
+                "Initial accuracy (%)",
+                "95% CI",
+                "Final accuracy (%)",
+                "95% CI",
+                "Change (pp)",
+            ],
+            [
+                [
+                    a["protocol"],
+                    a["group"],
+                    a["final"]["n"],
+                    pct(a["initial"]["p"]),
+                    _ci(a["initial"]),
+                    pct(a["final"]["p"]),
+                    _ci(a["final"]),
+                    rnd(a["change_pp"], 1),
+                ]
+                for a in r["accuracy"]["by_protocol_group"]
+            ],
+            "Sessions with both an initial and a final answer. 95% Wilson intervals.",
+        )
+    )
+    if r["protocol_comparison"]:
+        out.append(
+            make_table(
+                "protocol_comparison",
+                "Final accuracy, debate vs consultancy",
+                ["Group", "Debate (%)", "N", "Consultancy (%)", "N", "Diff. (pp)", "p"],
+                [
+                    [
+                        c["group"],
+                        pct(c["debate"]["p"]),
+                        c["debate"]["n"],
+                        pct(c["consultancy"]["p"]),
+                        c["consultancy"]["n"],
+                        rnd(c["diff_pp"], 1),
+                        sig(c["p"]),
+                    ]
+                    for c in r["protocol_comparison"]
+                ],
+                "p: Wald test of a two-group logistic regression (sessions treated as "
+                "independent; see the mixed models).",
+            )
+        )
+    if r["consultant_agreement"]:
+        out.append(
+            make_table(
+                "table_1",
+                "Consultancy accuracy when the consultant agrees or disagrees with the initial "
+                "answer (Table 1)",
+                ["Group", "Consultant", "N", "Before (%)", "After (%)"],
+                [
+                    [
+                        c["group"],
+                        c["consultant"],
+                        c["initial"]["n"],
+                        pct(c["initial"]["p"]),
+                        pct(c["final"]["p"]),
+                    ]
+                    for c in r["consultant_agreement"]
+                ],
+            )
+        )
+    cells = r["transitions"]["cells"]
+    rows = []
+    for c in cells:
+        row = [c["protocol"], c["group"], c["n"]]
+        for name, _, _ in live.TRANSITIONS:
+            row += [pct(c[name]["p"]), rnd(c[name]["confidence_change"], 1)]
+        rows.append(row)
+    columns = ["Protocol", "Group", "N"]
+    for name, _, _ in live.TRANSITIONS:
+        columns += [f"{live.TRANSITION_TITLES[name]} (%)", "Δ confidence"]
+    tests = "; ".join(
+        f"{t['group']}: χ²({t['df']}) = {t['chi2']:.2f}, p = {sig(t['p'])}" for t in r["transitions"]["tests"]
+    )
+    out.append(
+        make_table(
+            "figure_3",
+            "Answer transitions and confidence change (Figure 3)",
+            columns,
+            rows,
+            "Δ confidence: mean final − initial confidence. Protocol × transition chi-square "
+            f"tests: {tests or 'n/a'}.",
+        )
+    )
+    if r["confidence_shift"]:
+        out.append(
+            make_table(
+                "table_2",
+                "Belief change: truth-aligned confidence shift, belief improved, answer changed (Table 2)",
+                [
+                    "Protocol",
+                    "Group",
+                    "N",
+                    "Truth-aligned shift",
+                    "SE",
+                    "p",
+                    "Belief improved (%)",
+                    "Answer changed (%)",
+                ],
+                [
+                    [
+                        c["protocol"],
+                        c["group"],
+                        c["n"],
+                        rnd(c["mean_shift"], 2),
+                        rnd(c["se"], 2),
+                        sig(c["p"]),
+                        pct(c["improved"]["p"]),
+                        pct(c["changed"]["p"]),
+                    ]
+                    for c in r["confidence_shift"]
+                ],
+                "Truth-aligned confidence: +confidence if correct, −confidence if not; shift = "
+                "final − initial; one-sample t test.",
+            )
+        )
+    out.append(
+        make_table(
+            "brier",
+            "Brier scores (Figure 5)",
+            ["Protocol", "Group", "N", "Brier (final)", "Brier (initial)"],
+            [[b["protocol"], b["group"], b["n"], rnd(b["final"]), rnd(b["initial"])] for b in r["brier"]],
+            "Brier: mean of (confidence/100 − correct)²; lower is better.",
+        )
+    )
+    rows = [
+        [
+            c["protocol"],
+            f"{100 * b['lo']:.0f}–{100 * b['hi']:.0f}",
+            b["accuracy"]["n"],
+            pct(b["mean_confidence"]),
+            pct(b["accuracy"]["p"]),
+            _ci(b["accuracy"]),
+        ]
+        for c in r["calibration"]
+        for b in c["bins"]
+    ]
+    out.append(
+        make_table(
+            "calibration",
+            "Calibration of final answers (Figure 5)",
+            ["Protocol", "Confidence bin (%)", "N", "Mean confidence (%)", "Accuracy (%)", "95% CI"],
+            rows,
+        )
+    )
+    models = r["mixed_models"]
+    if models:
+        rows = []
+        notes = []
+        for name, model in [("combined", models["combined"])] + [
+            (f"{p} only", m) for p, m in models["per_protocol"].items()
+        ]:
+            if not model:
+                continue
+            for t in model["terms"]:
+                ci = None if t["or_lo"] is None else f"[{t['or_lo']:.2f}, {t['or_hi']:.2f}]"
+                rows.append(
+                    [name, t["term"], rnd(t["odds_ratio"]), ci, sig(t["p"]), rnd(t["log_odds"]), rnd(t["se"])]
+                )
+            notes.append(
+                f"{name}: σ(participant) = {model['sigma']:.3f}, N = {model['n_obs']} judgements "
+                f"of {model['n_participants']} participants"
+            )
+        method = next((m["method"] for m in [models["combined"], *models["per_protocol"].values()] if m), "")
+        refs = ", ".join(f"{k}: {v}" for k, v in models["references"].items() if v)
+        out.append(
+            make_table(
+                "mixed_models",
+                "Mixed-effects logistic regressions of final correctness",
+                ["Model", "Term", "Odds ratio", "95% CI", "p", "Log-odds", "SE"],
+                rows,
+                f"{method}. Reference levels: {refs}. " + "; ".join(notes) + ".",
+            )
+        )
+    return out
+
+
+# --- design D --------------------------------------------------------------------------------
+
+
+def _design_d(frames: dict, rng: np.random.Generator, bootstrap: int, options: dict) -> dict:
+    if "comparisons" not in frames:
+        raise ValueError("table 'comparisons' is missing (needed for design D)")
+    comparisons = frames["comparisons"]
+    participants = frames.get("participants")
+    responses = frames.get("responses")
+    df = pairwise.valid_comparisons(comparisons, participants)
+    labels = pairwise.interlocutors(comparisons)
+    alpha = float(options["alpha"])
+    main = pairwise.strengths_with_intervals(df, labels, bootstrap, rng, alpha)
+    global_ranks = {name: main["strengths"][name]["rank"] for name in labels}
+    references = {name: as_ranks(ranking) for name, ranking in (options["reference_rankings"] or {}).items()}
+    values = pairwise.subgroup_values(
+        df, responses, dict(options["subgroups"]), "age", options["age_edges"], tuple(options["skip_values"])
+    )
+    skipped = {}
+    if not values:
+        skipped["subgroups"] = "no responses table or none of the subgroup items"
+    fill = []
+    if {"instance_set", "instance"} <= set(comparisons.columns):
+        real = comparisons
+        if "is_check" in real.columns:
+            real = real[~real["is_check"].astype("boolean").fillna(False).astype(bool)]
+        counted = real.assign(
+            _valid=real.index.isin(comparisons.index[_valid_mask(comparisons, participants)])
+        )
+        grouped = counted.groupby(["instance_set", "instance"], sort=True)["_valid"].sum()
+        fill = [{"instance_set": s, "instance": int(i), "valid": int(v)} for (s, i), v in grouped.items()]
+    results = {
+        "n": {
+            "participants": int(len(participants)) if participants is not None else None,
+            "comparisons": int(len(comparisons)),
+            "valid": int(len(df)),
+            "annotators": int(participant_key(df, uses_study(df)).nunique()),
+            "interlocutors": len(labels),
+            "studies": _studies(comparisons, participants),
+        },
+        "exclusion_flow": _flow(frames, "comparisons"),
+        "fill": fill,
+        "checks": pairwise.checks(comparisons),
+        "win_matrix": {"labels": labels, "wins": main["wins"]},
+        "strengths": main["strengths"],
+        "ranking": main["ranking"],
+        "reliability": pairwise.reliability(df),
+        "subgroups": pairwise.subgroup_rankings(df, labels, global_ranks, values, references, alpha),
+        "references": {name: compare_rankings(global_ranks, ref) for name, ref in references.items()},
+        "skipped": skipped,
+    }
+    results["tables"] = _tables_d(results, list(references), alpha, bootstrap)
+    return results
+
+
+def _valid_mask(comparisons: pd.DataFrame, participants: pd.DataFrame | None) -> np.ndarray:
+    valid = pairwise.valid_comparisons(comparisons.assign(_row=np.arange(len(comparisons))), participants)
+    mask = np.zeros(len(comparisons), dtype=bool)
+    mask[valid["_row"].to_numpy(dtype=int)] = True
+    return mask
+
+
+def _tables_d(r: dict, reference_names: list[str], alpha: float, bootstrap: int) -> list[dict]:
+    out = [exclusion_table(r["exclusion_flow"])]
+    rows = []
+    for name in r["ranking"]:
+        s = r["strengths"][name]
+        ci = None if s["lo"] is None else f"[{s['lo']:.3f}, {s['hi']:.3f}]"
+        ranks = None if s["rank_lo"] is None else f"{s['rank_lo']:g}–{s['rank_hi']:g}"
+        rows.append(
+            [
+                s["rank"],
+                name,
+                rnd(s["strength"]),
+                rnd(s["normalised"]),
+                ci,
+                ranks,
+                s["wins"],
+                s["comparisons"],
+            ]
+        )
+    out.append(
+        make_table(
+            "table_3",
+            "Bradley–Terry ranking of interlocutors (Table 3)",
+            [
+                "Rank",
+                "Interlocutor",
+                "θ (log-strength)",
+                "θ̂ (min-max normalised)",
+                "95% bootstrap CI (θ)",
+                "95% rank range",
+                "Wins",
+                "Comparisons",
+            ],
+            rows,
+            f"I-LSR (choix), regularisation {alpha:g}; ties count half a win. {r['n']['valid']} "
+            "valid answers. "
+            f"Intervals: 2.5/97.5 percentiles over {bootstrap} resamples of the comparisons.",
+        )
+    )
+    columns = ["Subgroup", "n (annotators)", "|Ann.|"]
+    for ref in ["global"] + reference_names:
+        columns += [f"d_τ vs {ref}", f"d_footrule vs {ref}", f"α ordinal vs {ref}", f"α nominal vs {ref}"]
+    rows = []
+    for name in reference_names:
+        c = r["references"][name]
+        rows.append(
+            [f"Global vs {name}", r["n"]["annotators"], r["n"]["valid"]]
+            + [None] * 4
+            + [
+                rnd(c["kendall_tau_distance"]),
+                rnd(c["footrule_distance"]),
+                rnd(c["alpha_ordinal"]),
+                rnd(c["alpha_nominal"]),
+            ]
+            + [None] * 4 * (len(reference_names) - 1)
+        )
+    for g in r["subgroups"]:
+        row = [f"{g['attribute']}: {g['value']}", g["annotators"], g["annotations"]]
+        for ref in ["global"] + reference_names:
+            c = g[f"vs_{ref}"]
+            row += [
+                rnd(c["kendall_tau_distance"]),
+                rnd(c["footrule_distance"]),
+                rnd(c["alpha_ordinal"]),
+                rnd(c["alpha_nominal"]),
+            ]
+        rows.append(row)
+    out.append(
+        make_table(
+            "table_4",
+            "Ranking agreement between each subgroup ranking and the global ranking (Table 4)",
+            columns,
+            rows,
+            "Kendall's τ distance / n(n−1)/2 and Spearman's footrule / ⌊n²/2⌋ (lower = closer); "
+            "Krippendorff's α over the rank vectors (higher = closer).",
+        )
+    )
+    labels = r["win_matrix"]["labels"]
+    out.append(
+        make_table(
+            "win_matrix",
+            "Win matrix (row judged more persuasive than column; ties half)",
+            [""] + labels,
+            [[label] + [rnd(w, 1) for w in row] for label, row in zip(labels, r["win_matrix"]["wins"])],
+        )
+    )
+    rel = r["reliability"]
+    out.append(
+        make_table(
+            "reliability",
+            "Inter-annotator reliability",
+            ["Measure", "Nominal Krippendorff's α"],
+            [
+                ["Persuasiveness answer", rnd(rel["winner_alpha_nominal"])],
+                ["Confidence", rnd(rel["confidence_alpha_nominal"])],
+            ],
+            "Units: instances with at least two valid answers "
+            f"({rel.get('units_with_two_or_more', 0)} of {rel['units']}).",
+        )
+    )
+    out.append(
+        make_table(
+            "fill",
+            "Valid answers per instance",
+            ["Instance set", "Instance", "Valid answers"],
+            [[f["instance_set"], f["instance"], f["valid"]] for f in r["fill"]],
+        )
+    )
+    return out

@@ -1,0 +1,1 @@
+"""Tests of the pure statistics layer of the analysis app (no database)."""

@@ -1,0 +1,115 @@
+"""Reading the CSV exports and typing their columns; clear errors for missing columns."""
+
+import pandas as pd
+import pytest
+
+from analysis.metrics import frames, report, synthetic
+
+
+def test_typed_converts_known_columns_and_leaves_unknown_ones():
+    raw = pd.DataFrame(
+        {
+            "participant_id": ["7", "8", ""],
+            "excluded": ["1", "0", ""],
+            "signed_active_side": ["-1", "0", "1"],
+            "confidence": ["64", "", "100"],
+            "wpm": ["231.5", "", "99"],
+            "reasoning": ["NA", "", "=1+1"],
+            "created_at": ["2026-03-02T09:00:00+00:00", "", "2026-03-02T10:30:00+01:00"],
+            "mystery": ["", "x", "1"],
+        }
+    )
+    t = frames.typed("judgements", raw)
+    assert str(t["participant_id"].dtype) == "Int64"
+    assert t["participant_id"].isna().tolist() == [False, False, True]
+    assert str(t["excluded"].dtype) == "boolean"
+    assert t["excluded"].tolist()[:2] == [True, False] and t["excluded"].isna().iloc[2]
+    assert t["signed_active_side"].tolist() == [-1, 0, 1]
+    assert t["confidence"].isna().tolist() == [False, True, False]
+    assert t["wpm"].dtype == "float64" and t["wpm"].iloc[0] == 231.5
+    # Free text stays text: "NA" is an answer, only the empty cell is missing.
+    assert (
+        t["reasoning"].iloc[0] == "NA"
+        and pd.isna(t["reasoning"].iloc[1])
+        and t["reasoning"].iloc[2] == "=1+1"
+    )
+    assert t["created_at"].iloc[2] == pd.Timestamp("2026-03-02T09:30:00Z")
+    assert pd.isna(t["created_at"].iloc[1])
+    assert t["mystery"].tolist() == ["", "x", "1"]  # unknown column untouched
+    # Typing a typed frame changes nothing.
+    again = frames.typed("judgements", t)
+    pd.testing.assert_frame_equal(again, t)
+
+
+def test_fractional_values_in_an_integer_column_become_floats():
+    t = frames.typed("participants", pd.DataFrame({"reading_ms": ["1000", "1500.5"]}))
+    assert t["reading_ms"].dtype == "float64" and t["reading_ms"].tolist() == [1000.0, 1500.5]
+
+
+def test_winner_stays_text_even_when_read_as_numbers():
+    t = frames.typed("comparisons", pd.DataFrame({"winner": [1, 2, None]}))
+    assert t["winner"].iloc[0] == "1" and t["winner"].iloc[1] == "2" and pd.isna(t["winner"].iloc[2])
+
+
+def test_bad_values_name_table_and_column():
+    with pytest.raises(ValueError, match="'judgements'.*'excluded'"):
+        frames.typed("judgements", pd.DataFrame({"excluded": ["maybe"]}))
+    with pytest.raises(ValueError, match="'comparisons'.*'confidence'"):
+        frames.typed("comparisons", pd.DataFrame({"confidence": ["very"]}))
+    with pytest.raises(ValueError, match="unknown table"):
+        frames.typed("nonsense", pd.DataFrame())
+
+
+def test_read_tables_reads_what_exists(tmp_path):
+    tables = synthetic.synthetic_d(n_comparisons=60, n_interlocutors=4, seed=1)
+    tables["comparisons"].to_csv(tmp_path / "comparisons.csv", index=False)
+    tables["participants"].to_csv(tmp_path / "participants.csv", index=False)
+    (tmp_path / "notes.csv").write_text("a,b\n1,2\n")
+    read = frames.read_tables(tmp_path)
+    assert set(read) == {"comparisons", "participants"}
+    assert len(read["comparisons"]) == len(tables["comparisons"])
+    assert str(read["comparisons"]["valid"].dtype) == "boolean"
+    assert read["comparisons"]["valid"].sum() == (tables["comparisons"]["valid"] == "1").sum() == 60
+
+
+def test_round_trip_keeps_text_with_commas_quotes_and_newlines(tmp_path):
+    tables = synthetic.synthetic_a(n_participants=40, seed=3)
+    tables["judgements"].to_csv(tmp_path / "judgements.csv", index=False)
+    read = frames.read_tables(tmp_path)["judgements"]
+    expected = frames.typed("judgements", tables["judgements"])
+    pd.testing.assert_series_equal(read["reasoning"], expected["reasoning"])
+    assert any("\n" in str(x) for x in read["reasoning"].dropna())
+
+
+@pytest.mark.parametrize(
+    ("design", "table", "column"),
+    [
+        ("A", "judgements", "signed_active_side"),
+        ("B", "claim_judgements", "final_correct"),
+        ("D", "comparisons", "winner"),
+    ],
+)
+def test_a_missing_required_column_is_a_clear_value_error(design, table, column):
+    make = {"A": synthetic.synthetic_a, "B": synthetic.synthetic_b, "D": synthetic.synthetic_d}[design]
+    tables = make(40, seed=0) if design != "D" else make(90, 5, seed=0)
+    tables[table] = tables[table].drop(columns=[column])
+    with pytest.raises(ValueError, match=f"'{table}'.*'{column}'"):
+        report.analyze(tables, design, bootstrap=0)
+
+
+def test_missing_status_without_participants_table_is_a_clear_error():
+    tables = synthetic.synthetic_a(30, seed=0)
+    judgements = tables["judgements"].drop(columns=["participant_status"])
+    with pytest.raises(ValueError, match="'judgements'.*'participant_status'"):
+        report.analyze({"judgements": judgements}, "A", bootstrap=0)
+    # With the participants table the status is taken from there instead.
+    result = report.analyze(
+        {"judgements": judgements, "participants": tables["participants"]}, "A", bootstrap=0
+    )
+    full = report.analyze(tables, "A", bootstrap=0)
+    assert result["n"]["analysed"] == full["n"]["analysed"]
+
+
+def test_a_missing_design_table_is_a_clear_error():
+    with pytest.raises(ValueError, match="'claim_judgements' is missing"):
+        report.analyze({"participants": pd.DataFrame()}, "B")

@@ -1,0 +1,303 @@
+"""The per-design results: byte-stable, CSV round trip, optional columns, merged studies, plots."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from analysis.metrics import frames, report, synthetic
+
+SMALL = {
+    "A": lambda seed=0, **kw: synthetic.synthetic_a(n_participants=160, seed=seed, baseline_share=0.2, **kw),
+    "B": lambda seed=0, **kw: synthetic.synthetic_b(n_participants=120, seed=seed, **kw),
+    "D": lambda seed=0, **kw: synthetic.synthetic_d(n_comparisons=600, n_interlocutors=6, seed=seed, **kw),
+}
+EXPECTED_KEYS = {
+    "A": {
+        "choose_a_by_location",
+        "h1_regression",
+        "per_bias",
+        "joint_bootstrap",
+        "detection_cascade",
+        "detection_accuracy",
+        "detection_following",
+        "expertise",
+        "accuracy",
+    },
+    "B": {
+        "accuracy",
+        "protocol_comparison",
+        "consultant_agreement",
+        "transitions",
+        "confidence_shift",
+        "brier",
+        "calibration",
+        "mixed_models",
+    },
+    "D": {"checks", "win_matrix", "strengths", "ranking", "reliability", "subgroups", "references"},
+}
+EXPECTED_TABLES = {
+    "A": {
+        "table_35",
+        "figure_5",
+        "accuracy_by_condition",
+        "table_39",
+        "table_40",
+        "table_41",
+        "table_42",
+        "table_43",
+        "table_44",
+        "table_45",
+        "figure_15",
+    },
+    "B": {
+        "exclusion_flow",
+        "fill",
+        "figure_1",
+        "protocol_comparison",
+        "table_1",
+        "figure_3",
+        "table_2",
+        "brier",
+        "calibration",
+        "mixed_models",
+    },
+    "D": {"exclusion_flow", "table_3", "table_4", "win_matrix", "reliability", "fill"},
+}
+
+
+def dumps(results) -> str:
+    return json.dumps(results, sort_keys=True, allow_nan=False)
+
+
+@pytest.fixture(scope="module")
+def results():
+    return {d: report.analyze(SMALL[d](), d, seed=3, bootstrap=200) for d in "ABD"}
+
+
+@pytest.mark.parametrize("design", "ABD")
+def test_results_are_json_safe_with_the_documented_keys(results, design):
+    r = results[design]
+    text = dumps(r)  # raises on NaN or numpy types
+    assert json.loads(text) == r
+    assert r["design"] == design
+    assert {"n", "exclusion_flow", "fill", "skipped", "tables", "settings"} | EXPECTED_KEYS[design] <= set(r)
+    assert r["skipped"] == {}
+    assert {t["key"] for t in r["tables"]} == EXPECTED_TABLES[design]
+    for t in r["tables"]:
+        assert set(t) == {"key", "title", "columns", "rows", "note"}
+        assert all(len(row) == len(t["columns"]) for row in t["rows"]), t["key"]
+    assert r["exclusion_flow"]["steps"][-1]["remaining"] == r["exclusion_flow"]["analysed"]
+
+
+@pytest.mark.parametrize("design", "ABD")
+def test_same_data_and_seed_give_identical_results(results, design):
+    again = report.analyze(SMALL[design](), design, seed=3, bootstrap=200)
+    assert dumps(again) == dumps(results[design])
+
+
+def test_another_seed_changes_only_the_bootstrap(results):
+    other = report.analyze(SMALL["A"](), "A", seed=4, bootstrap=200)
+    assert other["h1_regression"] == results["A"]["h1_regression"]
+    assert other["joint_bootstrap"] != results["A"]["joint_bootstrap"]
+    other_d = report.analyze(SMALL["D"](), "D", seed=4, bootstrap=200)
+    assert [s["strength"] for s in other_d["strengths"].values()] == [
+        s["strength"] for s in results["D"]["strengths"].values()
+    ]
+    assert [s["lo"] for s in other_d["strengths"].values()] != [
+        s["lo"] for s in results["D"]["strengths"].values()
+    ]
+
+
+@pytest.mark.parametrize("design", "ABD")
+def test_csv_round_trip_gives_the_same_results(tmp_path, results, design):
+    for name, df in SMALL[design]().items():
+        df.to_csv(tmp_path / f"{name}.csv", index=False)
+    read = frames.read_tables(tmp_path)
+    assert dumps(report.analyze(read, design, seed=3, bootstrap=200)) == dumps(results[design])
+
+
+def test_floats_are_rounded_to_six_significant_digits(results):
+    def floats(obj):
+        if isinstance(obj, dict):
+            for v in obj.values():
+                yield from floats(v)
+        elif isinstance(obj, list):
+            for v in obj:
+                yield from floats(v)
+        elif isinstance(obj, float):
+            yield obj
+
+    values = [x for r in results.values() for x in floats(r)]
+    assert values and all(float(f"{x:.6g}") == x for x in values)
+
+
+def test_the_exclusion_flow_counts_by_hand():
+    participants = pd.DataFrame(
+        {
+            "participant_id": ["1", "2", "3", "4", "5", "6", "7"],
+            "status": [
+                "completed",
+                "completed",
+                "failed_check",
+                "completed",
+                "completed",
+                "returned",
+                "completed",
+            ],
+            "excluded": ["0", "1", "1", "1", "1", "0", "1"],
+            "exclusion_reasons": ["", "recall;wpm", "attention", "wpm", "manual", "", ""],
+        }
+    )
+    from analysis.metrics.common import exclusion_flow
+
+    flow = exclusion_flow(frames.typed("participants", participants))
+    assert (
+        flow["entered"],
+        flow["failed_attention"],
+        flow["failed_recall"],
+        flow["wpm_at_or_above_cap"],
+    ) == (7, 1, 1, 2)
+    assert (flow["other_exclusions"], flow["completed"], flow["analysed"]) == (
+        2,
+        5,
+        1,
+    )  # 5 manual, 7 flag only
+    steps = {s["step"]: s for s in flow["steps"]}
+    assert steps["wpm_at_or_above_cap"]["dropped"] == 1  # participant 2 already dropped for recall
+    assert steps["not_completed"]["dropped"] == 1 and steps["analysed"]["remaining"] == 1
+    assert flow["by_status"] == {"completed": 5, "failed_check": 1, "returned": 1}
+
+
+@pytest.mark.parametrize("design", "ABD")
+def test_works_without_optional_tables_and_columns(design):
+    tables = SMALL[design]()
+    optional = {
+        "A": [
+            "reasoning",
+            "bias_present",
+            "bias_side",
+            "bias_type",
+            "bias_presence_correct",
+            "bias_side_correct",
+            "bias_type_correct",
+            "wpm",
+            "created_at",
+            "dialogue",
+            "case",
+        ],
+        "B": [
+            "justification",
+            "domain",
+            "consultant_side",
+            "initial_answer",
+            "final_answer",
+            "initial_confidence",
+            "final_confidence",
+            "group",
+        ],
+        "D": ["confidence", "instance_set", "instance", "check_passed", "valid", "served_at", "answered_at"],
+    }[design]
+    table = {"A": "judgements", "B": "claim_judgements", "D": "comparisons"}[design]
+    slim = {table: tables[table].drop(columns=optional), "participants": tables["participants"]}
+    r = report.analyze(slim, design, seed=1, bootstrap=50)
+    assert dumps(r)
+    full = report.analyze(tables, design, seed=1, bootstrap=50)
+    if design == "A":
+        assert r["h1_regression"] == full["h1_regression"]
+        assert r["detection_cascade"] is None and "detection" in r["skipped"] and "expertise" in r["skipped"]
+    if design == "B":
+        # Without the group column, groups come from the participants table.
+        assert r["accuracy"]["by_protocol_group"] == full["accuracy"]["by_protocol_group"]
+        assert r["brier"][0]["final"] is None and r["calibration"] == []
+    if design == "D":
+        # Without `valid` the rule is rebuilt from status, exclusion and check flags.
+        assert r["strengths"] == full["strengths"] and r["reliability"]["winner_alpha_nominal"] is None
+        assert "subgroups" in r["skipped"]
+
+
+@pytest.mark.parametrize("design", "ABD")
+def test_data_merged_from_two_studies_keeps_participants_apart(design):
+    one = SMALL[design]()
+    both = {
+        name: pd.concat([SMALL[design](study="s1")[name], SMALL[design](study="s2")[name]], ignore_index=True)
+        for name in one
+    }
+    single = report.analyze(one, design, bootstrap=0)
+    merged = report.analyze(both, design, bootstrap=0)
+    assert merged["n"]["studies"] == ["s1", "s2"]
+    assert merged["exclusion_flow"]["entered"] == 2 * single["exclusion_flow"]["entered"]
+    assert merged["exclusion_flow"]["analysed"] == 2 * single["exclusion_flow"]["analysed"]
+    if design == "A":
+        # The same data twice: the same maximum-likelihood estimates, twice the participants.
+        assert merged["n"]["analysed_participants"] == 2 * single["n"]["analysed_participants"]
+        assert merged["h1_regression"]["terms"][1]["log_odds"] == pytest.approx(
+            single["h1_regression"]["terms"][1]["log_odds"], rel=1e-5
+        )
+        assert (
+            merged["expertise"]["levels"][0]["accuracy"]["n"]
+            == 2 * single["expertise"]["levels"][0]["accuracy"]["n"]
+        )
+    if design == "B":
+        assert (
+            merged["mixed_models"]["combined"]["n_participants"]
+            == 2 * single["mixed_models"]["combined"]["n_participants"]
+        )
+    if design == "D":
+        assert merged["n"]["annotators"] == 2 * single["n"]["annotators"]
+        assert merged["ranking"] == single["ranking"]
+
+
+def test_reference_rankings_are_compared_in_table_4():
+    tables = SMALL["D"]()
+    labels = synthetic.interlocutor_names(6)
+    r = report.analyze(tables, "D", bootstrap=0, options={"reference_rankings": {"logical": labels[::-1]}})
+    assert r["references"]["logical"]["n"] == 6
+    assert r["references"]["logical"]["kendall_tau_distance"] > 0.8  # the data follow labels' order
+    table = next(t for t in r["tables"] if t["key"] == "table_4")
+    assert "d_τ vs logical" in table["columns"] and table["rows"][0][0] == "Global vs logical"
+    assert all("vs_logical" in g for g in r["subgroups"])
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="design"):
+        report.analyze({}, "C")
+    with pytest.raises(ValueError, match="unknown option"):
+        report.analyze(SMALL["A"](), "A", options={"expertise_kye": "x"})
+
+
+@pytest.mark.parametrize(
+    ("design", "names"),
+    [
+        ("A", {"fill", "accuracy", "choose_a", "expertise"}),
+        ("B", {"fill", "accuracy", "calibration", "transitions"}),
+        ("D", {"strengths", "win_matrix"}),
+    ],
+)
+def test_figures_are_pngs_built_from_the_results_alone(results, design, names):
+    plain = json.loads(dumps(results[design]))
+    pngs = report.figures(plain)
+    assert set(pngs) == names
+    assert all(png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 5000 for png in pngs.values())
+    assert report.figures(plain) == pngs  # the same bytes each time
+
+
+@pytest.mark.parametrize("design", "ABD")
+@pytest.mark.parametrize("case", ["everyone excluded", "no rows"])
+def test_degenerate_data_give_results_not_errors(design, case):
+    tables = SMALL[design]()
+    table = {"A": "judgements", "B": "claim_judgements", "D": "comparisons"}[design]
+    if case == "no rows":
+        tables = {name: df.iloc[:0] for name, df in tables.items()}
+    else:
+        tables[table] = tables[table].assign(excluded="1", **({"valid": "0"} if design == "D" else {}))
+    r = report.analyze(tables, design, bootstrap=20)
+    assert dumps(r)
+    assert r["n"].get("analysed", r["n"].get("valid")) == 0
+    if design == "A":
+        assert r["h1_regression"] is None and "h1_regression" in r["skipped"]
+    if design == "B":
+        assert r["mixed_models"] is None and "mixed_models" in r["skipped"]
+    if design == "D":
+        assert all(s["strength"] == 0 and s["lo"] is None for s in r["strengths"].values())
+    report.figures(json.loads(dumps(r)))

@@ -9,6 +9,7 @@ urlpatterns = [
     path("", participant_views.home, name="home"),
     path("healthz", participant_views.healthz, name="healthz"),
     path("admin/", admin.site.urls),
+    path("api/v1/", include("analysis.urls")),
     path("", include("participants.urls")),
 ]
 

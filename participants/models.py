@@ -57,6 +57,9 @@ class Participant(models.Model):
             )
         ]
         indexes = [models.Index(fields=["study", "status", "position"])]
+        permissions = [
+            ("view_prolific_ids", "Can see Prolific ids in exports, reports and the API (else pseudonyms)")
+        ]
 
     def __str__(self) -> str:
         return f"{self.prolific_pid} ({self.get_status_display()})"

@@ -2,6 +2,7 @@
 
 import math
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
@@ -64,6 +65,13 @@ class Study(models.Model):
     )
     target_per_item = models.PositiveIntegerField(
         default=6, help_text="Completed, non-excluded participants wanted per dialogue."
+    )
+    viewers = models.ManyToManyField(
+        settings.AUTH_USER_MODEL,
+        blank=True,
+        related_name="viewable_studies",
+        help_text="Staff who may see this study's data (overview, exports, reports, API) without "
+        "the global 'Can view study' permission.",
     )
     steps_version = models.PositiveIntegerField(default=1, editable=False)
     locked_at = models.DateTimeField(

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from analysis.access import pseudonymise
 from analysis.exports import dialogues, live, pairwise, participants
+from analysis.exports.items import study_items
 from analysis.exports.table import Table
 from common.downloads import csv_line
 from studies.models import Study
@@ -28,16 +30,24 @@ TABLES: dict[str, Table] = {
 }
 
 
-def csv_lines(table: Table, study: Study) -> Iterator[str]:
-    """The table as CSV text, line by line (header first)."""
+def csv_lines(table: Table, study: Study, *, pseudonyms: bool = False) -> Iterator[str]:
+    """The table as CSV text, line by line (header first); with `pseudonyms`, Prolific's
+    participant and submission ids are replaced by per-study pseudonyms."""
     yield csv_line((c.name for c in table.columns), guard=False)
-    for row in table.rows(study):
+    for row in table.rows_for(study):
+        if pseudonyms:
+            pseudonymise(row, study)
         yield csv_line(c.get(row) for c in table.columns)
 
 
-def codebook_lines() -> Iterator[str]:
+def codebook_lines(study: Study | None = None) -> Iterator[str]:
+    """Every column of every table; with a study, also its own items: each question's key,
+    text, options with their numeric coding, and the expected answers of checks."""
     yield csv_line(["table", "column", "description"], guard=False)
     for table in TABLES.values():
         yield csv_line([table.name, "", table.description], guard=False)
         for column in table.columns:
             yield csv_line([table.name, column.name, column.description], guard=False)
+    if study is not None:
+        for key, description in study_items(study):
+            yield csv_line(["responses", key, description], guard=False)

@@ -87,10 +87,16 @@ CLAIM_JUDGEMENT_COLUMNS = [
     col("consultant_correct", "Consultancy: 1 if the consultant argued the true side."),
     col("phase", "How far the participant got: initial, chat, final or done."),
     col("initial_answer", "Judgement before the protocol: true or false."),
-    col("initial_confidence", "Confidence before, 0-100."),
+    col("initial_confidence", "Confidence before, 0-100, in the answer given (read as final_confidence is)."),
     col("initial_correct", "1 if the initial answer matches the truth label."),
     col("final_answer", "Judgement after the protocol."),
-    col("final_confidence", "Confidence after, 0-100."),
+    col(
+        "final_confidence",
+        "Confidence after, 0-100, in the answer given. The analysis reads it as the probability that "
+        "the answer is right, p = confidence / 100 (so P(true) = p for a 'true' answer, 1 - p for "
+        "'false'); Brier score = mean of (p - final_correct)^2, which equals the mean of "
+        "(P(true) - truth)^2; calibration bins p in tenths against the share correct.",
+    ),
     col("final_correct", "1 if the final answer matches the truth label."),
     col("justification", "The participant's written justification (raw text)."),
     col("judge_questions", "Questions the participant asked (passes not counted)."),

@@ -41,6 +41,7 @@ def participant_rows(study: Study) -> Iterator[dict]:
         yield {
             **p,
             "participant_id": p["id"],
+            "group": p["group"],
             "step_title": titles.get(p["position"], "") if p["status"] == "active" else "",
             "started_at": iso(p["started_at"]),
             "finished_at": iso(finished),
@@ -82,6 +83,7 @@ PARTICIPANT_COLUMNS = [
     col("expires_at", "When the participant's place is released if not finished (UTC)."),
     col("visits", "Times the study link was opened (refreshes of a step are not counted)."),
     col("attention_failures", "Failed attention-check items."),
+    col("group", "Screening group (e.g. mainstream, skeptical); empty without a screening step."),
     col("excluded", "1 if excluded from analysis (an active exclusion exists)."),
     col("exclusion_reasons", "Active exclusion reasons, ';'-separated: attention, recall, wpm, manual."),
     col("dialogue", "Slug of the assigned dialogue (empty if none was assigned)."),
@@ -99,6 +101,7 @@ PARTICIPANT_COLUMNS = [
     col("reading_server_ms", "Server time from serving the dialogue step to its submission."),
     col("reading_client_ms", "Browser-measured time the dialogue page was visible and focused."),
     col("wpm", "Words per minute on the dialogue: words / (reading_ms / 60000)."),
+    col("user_agent", "The browser's User-Agent at the first visit (first 300 characters)."),
 ]
 
 

@@ -20,17 +20,31 @@ class Column:
     get: Callable[[dict], Any]
 
 
+def col(name: str, description: str, key: str | None = None) -> Column:
+    key = key or name
+    return Column(name, description, lambda row: row.get(key))
+
+
+STUDY = col("study", "The study's slug, so that the tables of several studies can be concatenated.")
+
+
 @dataclass(frozen=True)
 class Table:
+    """An export table: `columns` start with the study's slug; `rows(study)` are the rows of
+    the table's own columns, and `rows_for(study)` adds the slug."""
+
     name: str
     description: str
     columns: list[Column]
     rows: Callable[[Study], Iterator[dict]]
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "columns", [STUDY, *self.columns])
 
-def col(name: str, description: str, key: str | None = None) -> Column:
-    key = key or name
-    return Column(name, description, lambda row: row.get(key))
+    def rows_for(self, study: Study) -> Iterator[dict]:
+        for row in self.rows(study):
+            row["study"] = study.slug
+            yield row
 
 
 def flag(value) -> str:

@@ -2,8 +2,12 @@
 
 import csv
 import io
+import json
+import zipfile
 
 import pytest
+from asgiref.sync import async_to_sync
+from django.contrib.auth.models import Permission, User
 from django.core.management import call_command
 from django.test import Client
 
@@ -101,3 +105,92 @@ class TestExports:
         call_command("export_csv", "participants", "--study", questionnaire_study.slug, "--out", str(out))
         rows = list(csv.DictReader(out.open()))
         assert len(rows) == 1 and rows[0]["status"] == "completed"
+
+
+@pytest.mark.django_db
+class TestStudyExports:
+    def test_every_table_starts_with_the_study_and_participants_carry_group_and_browser(
+        self, experimenter, questionnaire_study
+    ):
+        finish(questionnaire_study, {"Page two": {"check_1": "Disagree"}})
+        for name in TABLES:
+            response = experimenter.get(f"/admin/studies/study/{questionnaire_study.pk}/export/{name}.csv")
+            header = next(csv.reader(io.StringIO(streamed_body(response))))
+            assert header[0] == "study", name
+        (p,) = fetch(experimenter, questionnaire_study, "participants")
+        assert p["study"] == questionnaire_study.slug
+        assert p["group"] == "" and "user_agent" in p  # no screening step, and the test client's agent
+        assert all(
+            r["study"] == questionnaire_study.slug
+            for r in fetch(experimenter, questionnaire_study, "responses")
+        )
+
+    def test_the_study_codebook_explains_its_own_items(self, experimenter, questionnaire_study):
+        response = experimenter.get(f"/admin/studies/study/{questionnaire_study.pk}/export/codebook.csv")
+        rows = list(csv.DictReader(io.StringIO(streamed_body(response))))
+        items = {r["column"]: r["description"] for r in rows if r["table"] == "responses"}
+        assert "1 = No; 2 = Meh; 3 = Yes" in items["agree"]  # Likert: the numeric coding
+        assert "Red; Blue" in items["colour"]
+        assert "attention check, passed when the answer is one of: Disagree" in items["check_1"]
+        assert "18 to 99" in items["age"] and "at least 10 characters" in items["why"]
+        assert "yes if the participant agreed" in items["consent"]
+
+    def test_the_bundle_holds_every_table_the_codebook_and_the_configuration(
+        self, experimenter, mystery_study, tmp_path
+    ):
+        finish(mystery_study)
+        response = experimenter.get(f"/admin/studies/study/{mystery_study.pk}/export/bundle.zip")
+        assert response["Content-Type"] == "application/zip" and response.streaming
+        body = b"".join(
+            async_to_sync(_collect)(response) if response.is_async else response.streaming_content
+        )
+        with zipfile.ZipFile(io.BytesIO(body)) as archive:
+            names = set(archive.namelist())
+            assert names == {f"{t}.csv" for t in TABLES} | {"codebook.csv", "study.json"}
+            judgements = list(csv.DictReader(io.StringIO(archive.read("judgements.csv").decode())))
+            config = json.loads(archive.read("study.json"))
+        assert len(judgements) == 1 and judgements[0]["study"] == mystery_study.slug
+        assert config["slug"] == mystery_study.slug and len(config["dialogues"]) == 10
+        assert [s["kind"] for s in config["steps"]][:4] == ["consent", "instructions", "story", "dialogue"]
+        out = tmp_path / "bundle.zip"
+        call_command("export_csv", "--bundle", "--study", mystery_study.slug, "--out", str(out))
+        with zipfile.ZipFile(out) as archive:
+            assert set(archive.namelist()) == names
+
+    def test_without_the_permission_prolific_ids_are_pseudonyms_that_still_join(self, mystery_study):
+        analyst = User.objects.create_user("analyst", password="a-long-password-1", is_staff=True)
+        analyst.user_permissions.add(Permission.objects.get(codename="view_study"))
+        client = Client()
+        client.force_login(analyst)
+        w = finish(mystery_study)
+        participants, judgements = (
+            fetch(client, mystery_study, "participants"),
+            fetch(client, mystery_study, "judgements"),
+        )
+        assert participants[0]["prolific_pid"] != w.pid and participants[0]["prolific_pid"].startswith("p-")
+        assert participants[0]["prolific_pid"] == judgements[0]["prolific_pid"]  # the same pseudonym
+        assert w.pid not in streamed_body(
+            client.get(f"/admin/studies/study/{mystery_study.pk}/export/participants.csv")
+        )
+        analyst.user_permissions.add(Permission.objects.get(codename="view_prolific_ids"))
+        client.force_login(User.objects.get(pk=analyst.pk))
+        assert fetch(client, mystery_study, "participants")[0]["prolific_pid"] == w.pid
+
+    def test_a_viewer_of_one_study_sees_only_that_study(self, mystery_study, questionnaire_study):
+        viewer = User.objects.create_user("viewer", password="a-long-password-1", is_staff=True)
+        questionnaire_study.viewers.add(viewer)
+        client = Client()
+        client.force_login(viewer)
+        assert (
+            client.get(f"/admin/studies/study/{questionnaire_study.pk}/export/participants.csv").status_code
+            == 200
+        )
+        assert client.get(f"/admin/studies/study/{questionnaire_study.pk}/overview/").status_code == 200
+        assert (
+            client.get(f"/admin/studies/study/{mystery_study.pk}/export/participants.csv").status_code == 404
+        )
+        assert client.get(f"/admin/studies/study/{mystery_study.pk}/overview/").status_code == 404
+
+
+async def _collect(response) -> list[bytes]:
+    return [chunk async for chunk in response.streaming_content]

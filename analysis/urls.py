@@ -1,0 +1,21 @@
+"""The analysts' API routes, under /api/v1/."""
+
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView
+
+from analysis import api
+
+app_name = "api"
+
+urlpatterns = [
+    path("", api.root, name="root"),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("studies/", api.studies, name="studies"),
+    path("studies/<slug:slug>/", api.study, name="study"),
+    path("studies/<slug:slug>/progress/", api.progress, name="progress"),
+    path("studies/<slug:slug>/tables/", api.tables, name="tables"),
+    path("studies/<slug:slug>/tables/<str:name>/", api.table, name="table"),
+    path("studies/<slug:slug>/tables/<str:name>.csv", api.table_csv, name="table_csv"),
+    path("studies/<slug:slug>/report/", api.report, name="report"),
+    path("reports/<int:report_id>/", api.report_status, name="report_status"),
+]

@@ -1,0 +1,126 @@
+"""The analysts' API: token authentication, who sees which study, live progress, tables as
+JSON pages and streamed CSV, pseudonyms without the permission, reports and their requests,
+and an OpenAPI schema."""
+
+import csv
+import io
+
+import pytest
+from django.contrib.auth.models import Permission, User
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from analysis.models import Report
+from tests.support.cast import Walker
+from tests.support.downloads import streamed_body
+
+
+def client_for(user: User) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    return client
+
+
+def staff(username: str, *codenames: str) -> User:
+    user = User.objects.create_user(username, password="a-long-password-1", is_staff=True)
+    user.user_permissions.add(*Permission.objects.filter(codename__in=codenames))
+    return User.objects.get(pk=user.pk)
+
+
+def finish(study, n: int = 1) -> list[Walker]:
+    walkers = [Walker(study) for _ in range(n)]
+    for w in walkers:
+        w.enter()
+        w.walk()
+    return walkers
+
+
+@pytest.mark.django_db
+class TestAccess:
+    def test_without_a_token_nothing_is_shown(self, mystery_study):
+        for path in ["/api/v1/studies/", f"/api/v1/studies/{mystery_study.slug}/tables/participants/"]:
+            assert APIClient().get(path).status_code == 401
+            bad = APIClient()
+            bad.credentials(HTTP_AUTHORIZATION="Token not-a-real-token")
+            assert bad.get(path).status_code == 401
+
+    def test_a_user_sees_the_studies_their_permissions_allow(self, mystery_study, pairs_study):
+        everything = client_for(staff("lead", "view_study"))
+        assert {s["slug"] for s in everything.get("/api/v1/studies/").json()} == {
+            mystery_study.slug,
+            pairs_study.slug,
+        }
+        viewer = staff("viewer")
+        pairs_study.viewers.add(viewer)
+        one = client_for(viewer)
+        assert [s["slug"] for s in one.get("/api/v1/studies/").json()] == [pairs_study.slug]
+        assert one.get(f"/api/v1/studies/{mystery_study.slug}/").status_code == 404
+        assert one.get(f"/api/v1/studies/{mystery_study.slug}/tables/judgements.csv").status_code == 404
+        assert client_for(staff("nobody")).get("/api/v1/studies/").json() == []
+
+
+@pytest.mark.django_db
+class TestData:
+    def test_a_study_its_configuration_and_progress(self, mystery_study):
+        finish(mystery_study)
+        client = client_for(staff("lead", "view_study"))
+        detail = client.get(f"/api/v1/studies/{mystery_study.slug}/").json()
+        assert detail["design"] == "A" and detail["configuration"]["wpm_cap"] == 500
+        progress = client.get(detail["links"]["progress"]).json()
+        completed = next(s for s in progress["statuses"] if s["value"] == "completed")
+        assert completed["count"] == 1
+        assert sum(d["done"] for d in progress["dialogues"]) == 1
+
+    def test_a_table_comes_in_pages_with_pseudonyms_unless_permitted(self, mystery_study):
+        walkers = finish(mystery_study, 3)
+        client = client_for(staff("lead", "view_study"))
+        first = client.get(f"/api/v1/studies/{mystery_study.slug}/tables/participants/?page_size=2").json()
+        assert len(first["rows"]) == 2 and first["next"] and first["previous"] is None
+        second = client.get(first["next"]).json()
+        assert len(second["rows"]) == 1 and second["next"] is None
+        rows = first["rows"] + second["rows"]
+        assert {r["study"] for r in rows} == {mystery_study.slug}
+        assert not {w.pid for w in walkers} & {r["prolific_pid"] for r in rows}
+        raw = client_for(staff("pi", "view_study", "view_prolific_ids"))
+        shown = raw.get(f"/api/v1/studies/{mystery_study.slug}/tables/participants/").json()["rows"]
+        assert {r["prolific_pid"] for r in shown} == {w.pid for w in walkers}
+        assert client.get(f"/api/v1/studies/{mystery_study.slug}/tables/nope/").status_code == 404
+        assert (
+            client.get(f"/api/v1/studies/{mystery_study.slug}/tables/participants/?page=0").status_code == 400
+        )
+
+    def test_a_table_as_csv_is_streamed_like_the_admin_export(self, mystery_study):
+        finish(mystery_study, 2)
+        client = client_for(staff("lead", "view_study"))
+        response = client.get(f"/api/v1/studies/{mystery_study.slug}/tables/judgements.csv")
+        assert response.status_code == 200 and response.streaming
+        rows = list(csv.DictReader(io.StringIO(streamed_body(response))))
+        assert len(rows) == 2 and rows[0]["study"] == mystery_study.slug
+
+    def test_the_schema_describes_the_api(self, mystery_study):
+        client = client_for(staff("lead", "view_study"))
+        schema = client.get("/api/v1/schema/?format=json").json()
+        assert schema["info"]["title"] == "Rostrum analysis API"
+        assert "/api/v1/studies/{slug}/tables/{name}/" in schema["paths"]
+
+
+@pytest.mark.django_db
+class TestReports:
+    def test_asking_for_a_report_queues_one_and_only_one(
+        self, mystery_study, django_capture_on_commit_callbacks
+    ):
+        client = client_for(staff("lead", "view_study", "add_report"))
+        assert client.get(f"/api/v1/studies/{mystery_study.slug}/report/").status_code == 404
+        with django_capture_on_commit_callbacks(execute=False):
+            first = client.post(f"/api/v1/studies/{mystery_study.slug}/report/")
+            again = client.post(f"/api/v1/studies/{mystery_study.slug}/report/")
+        assert first.status_code == again.status_code == 202
+        assert first.json()["id"] == again.json()["id"] and first.json()["status"] == "queued"
+        assert Report.objects.count() == 1
+        status = client.get(first.json()["url"]).json()
+        assert status["status"] == "queued" and status["design"] == "A"
+
+    def test_asking_needs_the_permission(self, mystery_study):
+        client = client_for(staff("reader", "view_study"))
+        assert client.post(f"/api/v1/studies/{mystery_study.slug}/report/").status_code == 403
+        assert not Report.objects.exists()

@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: demo test test-fast install install-dev lint bench-arrivals bench-live clean
+.PHONY: demo test test-fast install install-dev lint bench-arrivals bench-live bench-analysis clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,9 @@ lint: install-dev
 
 bench-arrivals: install-dev
 	$(BIN)/python -m bench.arrivals
+
+bench-analysis: install-dev
+	$(BIN)/python -m bench.analysis
 
 bench-live: install-dev
 	$(BIN)/python -m bench.live --streams 50

@@ -43,23 +43,31 @@ def _is_number(value: str) -> bool:
     return True
 
 
-async def _batches(lines: Iterator[str], batch: int) -> AsyncIterator[str]:
-    """Serve a synchronous line generator (it may read the database) without buffering it
-    all: each batch is produced in the request's sync thread, so the generator's database
-    connection is the request's."""
-    take = sync_to_async(lambda: "".join(islice(lines, batch)), thread_sensitive=True)
-    while True:
-        chunk = await take()
-        if not chunk:
-            return
-        yield chunk
+async def _batches(pieces: Iterator[str | bytes], batch: int) -> AsyncIterator[str | bytes]:
+    """Serve a synchronous generator of text or bytes (it may read the database) without
+    buffering it all: each batch is produced in the request's sync thread, so the
+    generator's database connection is the request's."""
+
+    def take():
+        items = list(islice(pieces, batch))
+        return (b"" if isinstance(items[0], bytes) else "").join(items) if items else None
+
+    take_async = sync_to_async(take, thread_sensitive=True)
+    while (chunk := await take_async()) is not None:
+        if chunk:
+            yield chunk
 
 
 def streamed_download(
-    lines: Iterable[str], filename: str, content_type: str = "text/csv; charset=utf-8"
+    pieces: Iterable[str | bytes],
+    filename: str,
+    content_type: str = "text/csv; charset=utf-8",
+    *,
+    batch: int = BATCH_LINES,
 ) -> StreamingHttpResponse:
-    """A download of the lines as they are produced, never held whole in memory."""
-    response = StreamingHttpResponse(_batches(iter(lines), BATCH_LINES), content_type=content_type)
+    """A download of text lines (or chunks of bytes, with a smaller `batch`) as they are
+    produced, never held whole in memory."""
+    response = StreamingHttpResponse(_batches(iter(pieces), batch), content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     response["Cache-Control"] = "no-store"
     return response

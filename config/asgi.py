@@ -15,6 +15,7 @@ from django.conf import settings  # noqa: E402
 from django.core.handlers.asgi import ASGIHandler  # noqa: E402
 
 from config.admission import HTTPConcurrencyLimit  # noqa: E402
+from config.embedded import start_beat  # noqa: E402
 from config.routing import websocket_urlpatterns  # noqa: E402
 from debates.live import tasks as live_tasks  # noqa: E402
 
@@ -46,13 +47,16 @@ class SharedThreadASGIHandler(ASGIHandler):
 
 
 class RegisterLoop:
-    """Tell the live turns which loop serves this process (see debates.live.tasks)."""
+    """Tell the live turns which loop serves this process (see debates.live.tasks), and in
+    the embedded default start the periodic tasks there (see config.embedded)."""
 
     def __init__(self, app) -> None:
         self.app = app
 
     async def __call__(self, scope, receive, send) -> None:
-        live_tasks.register_local_loop(asyncio.get_running_loop())
+        loop = asyncio.get_running_loop()
+        live_tasks.register_local_loop(loop)
+        start_beat(loop)
         await self.app(scope, receive, send)
 
 

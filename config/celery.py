@@ -10,4 +10,4 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 app = Celery("rostrum")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 # The packages that have a `tasks` module (a design's tasks live in its package).
-app.autodiscover_tasks(["participants", "debates.live"])
+app.autodiscover_tasks(["participants", "debates.live", "analysis"])

@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -132,6 +133,9 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "channels",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
     "studies",
     "participants",
     "debates",
@@ -224,6 +228,37 @@ CELERY_BEAT_SCHEDULE = {
         "task": "debates.live.tasks.requeue_stuck_turns",
         "schedule": env_int("LIVE_WATCHDOG_SECONDS", 10, minimum=1),
     },
+    "nightly-reports": {
+        "task": "analysis.tasks.nightly_reports",
+        "schedule": crontab(minute=0, hour=env_int("REPORTS_NIGHTLY_HOUR", 3)),
+    },
+}
+
+# --- Analysis ----------------------------------------------------------------------------
+
+REPORT_BOOTSTRAP = env_int("REPORT_BOOTSTRAP", 1000, minimum=10)  # resamples for intervals
+REPORTS_KEPT = env_int("REPORTS_KEPT", 5, minimum=1)  # finished reports kept per study
+REPORTS_RECENT_DAYS = env_int("REPORTS_RECENT_DAYS", 14)  # closed studies reported nightly this long
+if not 0 <= env_int("REPORTS_NIGHTLY_HOUR", 3) <= 23:
+    raise ImproperlyConfigured("REPORTS_NIGHTLY_HOUR must be an hour of the day, 0-23 (UTC)")
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": 500,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.UserRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {"user": env_str("API_RATE", "1200/hour")},
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Rostrum analysis API",
+    "DESCRIPTION": "Read-only access to studies, their live progress, export tables and reports.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
 }
 
 # --- Auth, i18n, static -----------------------------------------------------------------

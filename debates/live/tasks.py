@@ -7,15 +7,14 @@ dispatches a service's due turns once its transaction commits):
   loop — one loop per process for its whole life, so the model client's and the channel
   layer's connections are reused, and a thread-pool worker runs many turns at once;
 - the embedded default: the web server's own event loop (the in-memory channel layer only
-  works within one loop), registered by `config.asgi` when the server starts serving; a
-  watchdog there does what Celery beat does in production.
+  works within one loop), registered by `config.asgi` when the server starts serving; the
+  embedded beat (config.embedded) runs the watchdog there as Celery beat does in production.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
-import logging
 import threading
 from collections.abc import Iterable
 
@@ -31,9 +30,6 @@ from debates.live import runner
 from debates.live import services as live_services
 from debates.live.realtime import TurnFailed, broadcast
 from debates.models import LiveTurn
-
-log = logging.getLogger(__name__)
-
 
 # --- The tasks ---------------------------------------------------------------------------
 
@@ -106,24 +102,10 @@ _tasks: set[asyncio.Task] = set()
 
 
 def register_local_loop(loop: asyncio.AbstractEventLoop) -> None:
-    """The embedded server's loop: turns run there, beside the websockets, and a watchdog
-    does there what Celery beat does in production."""
+    """The embedded server's loop: turns run there, beside the websockets (its watchdog is
+    the embedded beat's, see config.embedded)."""
     global _local_loop
-    if _local_loop is loop:
-        return
     _local_loop = loop
-    if settings.CELERY_TASK_ALWAYS_EAGER:
-        task = loop.create_task(_watchdog())
-        _tasks.add(task)
-
-
-async def _watchdog() -> None:
-    while True:
-        await asyncio.sleep(10)
-        try:
-            await runner.db(requeue_stuck_turns)()
-        except Exception:  # keep watching; the next round may succeed
-            log.exception("live watchdog failed")
 
 
 def process_loop() -> asyncio.AbstractEventLoop:

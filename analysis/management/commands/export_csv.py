@@ -1,31 +1,48 @@
-"""`manage.py export_csv TABLE --study SLUG [--out FILE]`: one export table, or the codebook."""
+"""`manage.py export_csv TABLE --study SLUG [--out FILE]`: one export table, the codebook, or
+(`--bundle`) one zip with every table, the codebook and the study's configuration."""
 
 import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
 from analysis.exports import TABLES, codebook_lines, csv_lines
+from analysis.exports.bundle import bundle_chunks
 from studies.models import Study
 
 
 class Command(BaseCommand):
-    help = "Write a study's tidy CSV table (or the codebook) to a file or standard output."
+    help = (
+        "Write a study's tidy CSV table, its codebook, or a zip of everything, to a file or standard output."
+    )
 
     def add_arguments(self, parser):
-        parser.add_argument("table", choices=[*TABLES, "codebook"])
-        parser.add_argument("--study", help="study slug (not needed for the codebook)")
+        parser.add_argument("table", nargs="?", choices=[*TABLES, "codebook"])
+        parser.add_argument("--study", help="study slug (not needed for the general codebook)")
+        parser.add_argument("--bundle", action="store_true", help="one zip with every table (needs --out)")
         parser.add_argument("--out", help="file to write (default: standard output)")
+        parser.add_argument("--pseudonyms", action="store_true", help="replace Prolific's ids by pseudonyms")
 
-    def handle(self, *args, table: str, study: str | None, out: str | None, **options):
-        if table == "codebook":
-            lines = codebook_lines()
-        else:
-            if not study:
-                raise CommandError("--study is required for a table")
+    def handle(self, *args, table, study, bundle, out, pseudonyms, **options):
+        found = None
+        if study:
             found = Study.objects.filter(slug=study).first()
             if found is None:
                 raise CommandError(f"no study with slug {study!r}")
-            lines = csv_lines(TABLES[table], found)
+        if bundle:
+            if found is None or not out:
+                raise CommandError("--bundle needs --study and --out FILE.zip")
+            with open(out, "wb") as handle:
+                for chunk in bundle_chunks(found, pseudonyms=pseudonyms):
+                    handle.write(chunk)
+            return
+        if table is None:
+            raise CommandError("name a table, 'codebook', or use --bundle")
+        if table == "codebook":
+            lines = codebook_lines(found)
+        elif found is None:
+            raise CommandError("--study is required for a table")
+        else:
+            lines = csv_lines(TABLES[table], found, pseudonyms=pseudonyms)
         handle = open(out, "w", encoding="utf-8", newline="") if out else sys.stdout
         try:
             for line in lines:

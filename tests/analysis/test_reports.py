@@ -1,0 +1,153 @@
+"""Reports: `manage.py analyze` on a study and on its CSVs gives the same results; reports kept
+in the database are computed in the background, shown in the admin with their plots, kept
+a few at a time, and queued nightly for live and recently closed studies."""
+
+import csv
+import io
+import json
+from datetime import timedelta
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.utils import timezone
+
+from analysis.models import Report
+from analysis.reports import report_request, report_run, reports_nightly, reports_prune
+from studies.models import Study
+from tests.support.cast import Walker
+from tests.support.studies import CONSENT_STEP, DEBRIEF_STEP, build_study
+
+
+def walk(study, n: int) -> None:
+    for _ in range(n):
+        w = Walker(study)
+        w.enter()
+        w.walk()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("fixture", "design", "figure"),
+    [("mystery_study", "A", "accuracy.png"), ("pairs_study", "D", "strengths.png")],
+)
+def test_a_studys_report_and_the_same_analysis_of_its_csvs_agree(request, fixture, design, figure, tmp_path):
+    study = request.getfixturevalue(fixture)
+    walk(study, 4)
+    out = tmp_path / "report"
+    call_command("analyze", study.slug, "--out", str(out), stdout=io.StringIO())
+    results = json.loads((out / "results.json").read_text())
+    assert results["design"] == design and results["n"]["participants"] == 4
+    assert (out / "figures" / figure).read_bytes().startswith(b"\x89PNG")
+    page = (out / "report.html").read_text()
+    assert study.title in page and f'src="figures/{figure}"' in page
+    assert {"participants.csv", "responses.csv", "codebook.csv", "study.json"} <= {
+        p.name for p in out.iterdir()
+    }
+    again = tmp_path / "again"
+    call_command(
+        "analyze", "--from-csv", str(out), "--design", design, "--out", str(again), stdout=io.StringIO()
+    )
+    assert (again / "results.json").read_text() == (out / "results.json").read_text()
+
+
+@pytest.mark.django_db
+def test_the_csvs_of_two_studies_can_be_analysed_together(tmp_path):
+    from debates.demo import loader
+
+    first, second = loader.mystery_study(), loader.mystery_study(slug="mystery-debate-2")
+    walk(first, 2)
+    walk(second, 3)
+    folders = []
+    for study in (first, second):
+        folders.append(tmp_path / study.slug)
+        call_command("analyze", study.slug, "--out", str(folders[-1]), stdout=io.StringIO())
+    merged = tmp_path / "merged"
+    merged.mkdir()
+    for table in ("judgements", "participants", "responses"):
+        rows = [list(csv.reader(io.StringIO((f / f"{table}.csv").read_text()))) for f in folders]
+        with open(merged / f"{table}.csv", "w", newline="") as handle:
+            csv.writer(handle).writerows(rows[0] + rows[1][1:])
+    call_command(
+        "analyze", "--from-csv", str(merged), "--design", "A", "--out", str(merged), stdout=io.StringIO()
+    )
+    results = json.loads((merged / "results.json").read_text())
+    assert results["n"]["participants"] == 5 and results["n"]["studies"] == [first.slug, second.slug]
+
+
+@pytest.mark.django_db
+def test_bad_input_gets_a_clear_error(tmp_path, questionnaire_study):
+    with pytest.raises(CommandError, match="no step the analysis knows"):
+        call_command("analyze", questionnaire_study.slug, "--out", str(tmp_path / "x"))
+    (tmp_path / "csvs").mkdir()
+    (tmp_path / "csvs" / "judgements.csv").write_text("study,participant_id\ns,1\n")
+    with pytest.raises(CommandError, match="judgements"):
+        call_command(
+            "analyze", "--from-csv", str(tmp_path / "csvs"), "--design", "A", "--out", str(tmp_path / "o")
+        )
+    with pytest.raises(CommandError, match="--design"):
+        call_command("analyze", "--from-csv", str(tmp_path / "csvs"))
+    with pytest.raises(CommandError, match="no study"):
+        call_command("analyze", "nope")
+
+
+@pytest.mark.django_db
+class TestStoredReports:
+    def test_a_report_is_computed_stored_and_shown_in_the_admin(self, experimenter, mystery_study):
+        walk(mystery_study, 3)
+        page = experimenter.get(f"/admin/studies/study/{mystery_study.pk}/report/").content.decode()
+        assert "No report has been computed" in page and "Compute the report" in page
+        response = experimenter.post(f"/admin/studies/study/{mystery_study.pk}/report/")
+        assert response.status_code == 302
+        report = Report.objects.get()
+        assert report.status == "queued" and report.trigger == "admin"
+        busy = experimenter.get(f"/admin/studies/study/{mystery_study.pk}/report/", HTTP_HX_REQUEST="true")
+        assert "<progress" in busy.content.decode() and "<html" not in busy.content.decode()
+        report_run(report_id=report.pk)
+        report.refresh_from_db()
+        assert report.status == "done" and report.progress == 100 and report.results["design"] == "A"
+        page = experimenter.get(f"/admin/studies/study/{mystery_study.pk}/report/").content.decode()
+        assert f"/admin/studies/study/{mystery_study.pk}/report/{report.pk}/" in page and "<iframe" in page
+        html = experimenter.get(f"/admin/studies/study/{mystery_study.pk}/report/{report.pk}/")
+        assert html["Content-Security-Policy"].startswith("default-src 'none'")
+        assert mystery_study.title in html.content.decode()
+        png = experimenter.get(
+            f"/admin/studies/study/{mystery_study.pk}/report/{report.pk}/figures/accuracy.png"
+        )
+        assert png["Content-Type"] == "image/png" and png.content.startswith(b"\x89PNG")
+        data = experimenter.get(f"/admin/studies/study/{mystery_study.pk}/report/{report.pk}/data.zip")
+        assert data["Content-Type"] == "application/zip"
+        results = experimenter.get(f"/admin/studies/study/{mystery_study.pk}/report/{report.pk}/results.json")
+        assert json.loads(results.content) == report.results
+        assert report_run(report_id=report.pk) is None  # taken already: a duplicate task does nothing
+
+    def test_a_report_that_fails_says_why_and_the_next_one_may_run(self, mystery_study, monkeypatch):
+        report = report_request(study=mystery_study, trigger="command")
+        monkeypatch.setattr("analysis.metrics.report.analyze", lambda *a, **k: 1 / 0)
+        report_run(report_id=report.pk)
+        report.refresh_from_db()
+        assert report.status == "failed" and "ZeroDivisionError" in report.error
+        assert report_request(study=mystery_study, trigger="command").pk != report.pk
+
+    def test_only_the_last_reports_are_kept(self, mystery_study, settings):
+        settings.REPORTS_KEPT = 2
+        for hours in range(4):
+            Report.objects.create(
+                study=mystery_study,
+                design="A",
+                trigger="nightly",
+                status="done",
+                created_at=timezone.now() - timedelta(hours=hours),
+            )
+        assert reports_prune(study=mystery_study) == 2
+        assert Report.objects.count() == 2
+
+    def test_the_nightly_task_queues_live_and_recently_closed_studies(self, mystery_study, pairs_study, db):
+        closed_long_ago = build_study([CONSENT_STEP, DEBRIEF_STEP])  # a study the analysis does not know
+        Study.objects.filter(pk=pairs_study.pk).update(
+            status="closed", updated_at=timezone.now() - timedelta(days=60)
+        )
+        queued = reports_nightly()
+        assert [r.study_id for r in queued] == [mystery_study.pk]
+        assert closed_long_ago.pk not in [r.study_id for r in queued]
+        assert reports_nightly()[0].pk == queued[0].pk  # still queued: not asked twice

@@ -4,6 +4,7 @@ request to recompute). Its OpenAPI schema is at /api/v1/schema/."""
 
 from __future__ import annotations
 
+from functools import wraps
 from itertools import islice
 
 from django.shortcuts import get_object_or_404
@@ -32,7 +33,23 @@ MAX_PAGE_SIZE = 5000
 
 
 def _study(request: Request, slug: str) -> Study:
-    return get_object_or_404(studies_visible_to(request.user), slug=slug)
+    found = get_object_or_404(studies_visible_to(request.user), slug=slug)
+    request._request.rostrum_study = found  # for the X-Study-SHA256 header (see carries_hash)
+    return found
+
+
+def carries_hash(view):
+    """Every response about a study says which frozen snapshot of it the data belong to."""
+
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        response = view(request, *args, **kwargs)
+        found = getattr(request, "rostrum_study", None)
+        if found is not None:
+            response["X-Study-SHA256"] = found.snapshot_sha256 or "none: the study has not gone live"
+        return response
+
+    return wrapper
 
 
 def _design(study: Study) -> str | None:
@@ -44,6 +61,7 @@ def _design(study: Study) -> str | None:
 
 class StudySerializer(serializers.Serializer):
     slug = serializers.CharField()
+    study_sha256 = serializers.CharField()
     title = serializers.CharField()
     status = serializers.CharField()
     design = serializers.CharField(allow_null=True)
@@ -55,6 +73,7 @@ def _study_summary(request: Request, study: Study) -> dict:
         "slug": study.slug,
         "title": study.title,
         "status": study.status,
+        "study_sha256": study.snapshot_sha256,
         "design": _design(study),
         "url": api_reverse("api:study", args=[study.slug], request=request),
     }
@@ -70,6 +89,7 @@ def studies(request: Request) -> Response:
     return Response([_study_summary(request, s) for s in visible])
 
 
+@carries_hash
 @extend_schema(
     responses=OpenApiTypes.OBJECT, summary="A study: its configuration and links", operation_id="study_detail"
 )
@@ -86,6 +106,7 @@ def study(request: Request, slug: str) -> Response:
     )
 
 
+@carries_hash
 @extend_schema(
     responses=OpenApiTypes.OBJECT,
     summary="Live progress: counts per step, fill, exclusions",
@@ -94,12 +115,15 @@ def study(request: Request, slug: str) -> Response:
 @api_view(["GET"])
 @permission_classes([IsAuthenticated])
 def progress(request: Request, slug: str) -> Response:
-    overview = study_overview(_study(request, slug))
+    found = _study(request, slug)
+    overview = study_overview(found)
+    overview["study_sha256"] = found.snapshot_sha256
     overview["now"] = overview["now"].isoformat()
     overview["pairs"] = [{**row, "pool": row["pool"].slug} for row in overview["pairs"]]
     return Response(overview)
 
 
+@carries_hash
 @extend_schema(
     responses=OpenApiTypes.OBJECT,
     summary="The study's export tables and their columns",
@@ -123,6 +147,7 @@ def tables(request: Request, slug: str) -> Response:
     )
 
 
+@carries_hash
 @extend_schema(
     parameters=[
         OpenApiParameter("page", int, description="1, 2, … (default 1)"),
@@ -151,6 +176,7 @@ def table(request: Request, slug: str, name: str) -> Response:
     return Response(
         {
             "table": name,
+            "study_sha256": found.snapshot_sha256,
             "page": page,
             "page_size": size,
             "next": f"{url}?page={page + 1}&page_size={size}" if more else None,
@@ -160,6 +186,7 @@ def table(request: Request, slug: str, name: str) -> Response:
     )
 
 
+@carries_hash
 @extend_schema(
     responses={(200, "text/csv"): OpenApiTypes.STR},
     summary="One export table as CSV, streamed",
@@ -214,6 +241,7 @@ def _report_status(request: Request, report: Report) -> dict:
     }
 
 
+@carries_hash
 @extend_schema(
     methods=["GET"],
     responses=OpenApiTypes.OBJECT,

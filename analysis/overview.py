@@ -1,16 +1,17 @@
 """The live overview of a study: where participants are, how full each place is (dialogues,
-claim cells, comparison instances), and who is excluded and why."""
+claim cells, comparison instances), who is excluded and why, and who is flagged."""
 
 from __future__ import annotations
 
 from collections import Counter
 
-from django.db.models import Count, Q
+from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
+from debates.dialogues.services import quotas
 from debates.models import DialogueAssignment, InstanceSet, LiveSession, StudyClaim, StudyDialogue
 from debates.pairwise.services import instance_fill, valid_per_instance
-from participants.models import Exclusion, Participant
+from participants.models import Exclusion, Flag, Participant
 from studies.models import Study
 from studies.services import study_steps
 
@@ -34,6 +35,8 @@ def study_overview(study: Study) -> dict:
             participant__study=study, participant__is_preview=False, revoked_at__isnull=True
         ).values_list("reason", flat=True)
     )
+    study_flags = Flag.objects.filter(participant__study=study, participant__is_preview=False)
+    flagged = dict(study_flags.values_list("kind").annotate(n=Count("participant", distinct=True)).order_by())
     return {
         "now": now,
         "statuses": [
@@ -44,6 +47,7 @@ def study_overview(study: Study) -> dict:
         "expired_active": expired_active,
         "steps": steps,
         "dialogues": dialogue_fill_rows(study, now),
+        "conditions": condition_fill_rows(study, now),
         "claims": claim_fill_rows(study, now),
         "claim_study": StudyClaim.objects.filter(study=study).exists(),
         "pairs": pairs_fill(study, now),
@@ -54,6 +58,11 @@ def study_overview(study: Study) -> dict:
             {"label": label, "count": exclusions.get(value, 0)} for value, label in Exclusion.Reason.choices
         ],
         "excluded_participants": real.filter(excluded=True).count(),
+        "flags": [
+            {"value": value, "label": label, "count": flagged.get(value, 0)}
+            for value, label in Flag.Kind.choices
+        ],
+        "flagged_participants": real.filter(Exists(Flag.objects.filter(participant=OuterRef("pk")))).count(),
     }
 
 
@@ -76,10 +85,13 @@ def dialogue_fill_rows(study: Study, now) -> list[dict]:
             ),
         )
     }
+    slots = list(StudyDialogue.objects.filter(study=study).select_related("dialogue__case"))
+    room = quotas(study, slots, now)
     rows = []
-    for slot in StudyDialogue.objects.filter(study=study).select_related("dialogue__case"):
+    for slot in slots:
         c = counts.get(slot.pk, {})
-        done, leased = c.get("done", 0), c.get("leased", 0)
+        held = room.fill.get(slot.pk, 0)
+        target = room.item_target(slot)
         rows.append(
             {
                 "slug": slot.dialogue.slug,
@@ -88,17 +100,41 @@ def dialogue_fill_rows(study: Study, now) -> list[dict]:
                 "active_side": slot.dialogue.active_side,
                 "side_a": slot.dialogue.side_a,
                 "active": slot.active,
-                "done": done,
+                "done": c.get("done", 0),
                 "done_excluded": c.get("done_excluded", 0),
-                "leased": leased,
-                "held": done + leased,
-                "target": study.target_per_item,
-                "percent": min(100, round(100 * (done + leased) / study.target_per_item))
-                if study.target_per_item
-                else 0,
+                "leased": c.get("leased", 0),
+                "held": held,
+                "target": target if target is not None else "—",
+                "over": target is not None and held > target,
+                "percent": _percent(held, target),
             }
         )
     return rows
+
+
+def condition_fill_rows(study: Study, now) -> list[dict]:
+    """Places per condition against its target (design A)."""
+    slots = list(StudyDialogue.objects.filter(study=study, active=True).select_related("dialogue"))
+    room = quotas(study, slots, now)
+    rows = []
+    for condition in sorted({s.dialogue.condition for s in slots}):
+        held, target = room.condition_fill(condition), room.condition_target(condition)
+        rows.append(
+            {
+                "condition": condition,
+                "dialogues": sum(1 for s in slots if s.dialogue.condition == condition),
+                "held": held,
+                "target": target,
+                "set": condition in room.condition_targets,
+                "over": held > target,
+                "percent": _percent(held, target),
+            }
+        )
+    return rows
+
+
+def _percent(held: int, target: int | None) -> int:
+    return min(100, round(100 * held / target)) if target else 0
 
 
 def claim_fill_rows(study: Study, now) -> list[dict]:

@@ -97,6 +97,15 @@ def build_report(
     tables = read_tables(data)
     progress(55, "computing the statistics")
     results = analyze(tables, design, seed=seed, bootstrap=bootstrap or settings.REPORT_BOOTSTRAP)
+    results["study_sha256"] = sorted(  # the frozen snapshots the data come from
+        {
+            v
+            for frame in tables.values()
+            if "study_sha256" in frame
+            for v in frame["study_sha256"].dropna()
+            if v
+        }
+    )
     progress(85, "drawing the plots")
     pictures = figures(results)
     out.mkdir(parents=True, exist_ok=True)

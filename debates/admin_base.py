@@ -1,12 +1,16 @@
-"""Admin building blocks the designs share: a read-only model admin, and the upload page of
-an import whose problems are listed with their lines."""
+"""Admin building blocks the designs share: a read-only model admin, the upload page of an
+import whose problems are listed with their lines, and content frozen while a running study
+uses it."""
 
 from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
+from django.urls import path
 
 from debates.imports import ImportInvalid, decode
 
@@ -60,3 +64,49 @@ def import_page(model_admin, request, *, perm: str, title: str, form_class, run,
         "problems": problems,
     }
     return TemplateResponse(request, "admin/debates/import.html", context)
+
+
+class InUseAdmin(admin.ModelAdmin):
+    """Content that a study with real participants uses is read-only, like the study's steps:
+    its page says which studies use it and offers a new version (a copy, free to change)."""
+
+    change_form_template = "admin/debates/in_use_change_form.html"
+
+    @staticmethod
+    def studies_using(obj) -> QuerySet:
+        raise NotImplementedError
+
+    @staticmethod
+    def new_version(obj):
+        raise NotImplementedError
+
+    def _using(self, obj) -> list:
+        return list(self.studies_using(obj)) if obj is not None and obj.pk else []
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return not self._using(obj) and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return not self._using(obj) and super().has_delete_permission(request, obj)
+
+    def get_urls(self):
+        meta = self.model._meta
+        view = self.admin_site.admin_view(self.new_version_view)
+        name = f"{meta.app_label}_{meta.model_name}_new_version"
+        return [path("<int:object_id>/new-version/", view, name=name), *super().get_urls()]
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        obj = self.get_object(request, object_id)
+        using = self._using(obj)
+        extra_context = {**(extra_context or {}), "in_use": using}
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    def new_version_view(self, request, object_id: int):
+        obj = self.get_object(request, str(object_id))
+        meta = self.model._meta
+        allowed = request.user.has_perm(f"{meta.app_label}.add_{meta.model_name}")
+        if obj is None or not allowed or request.method != "POST":
+            raise PermissionDenied
+        copy = self.new_version(obj)
+        messages.success(request, f"Made a new version, {copy}: change it here.")
+        return redirect(f"admin:{meta.app_label}_{meta.model_name}_change", copy.pk)

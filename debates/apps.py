@@ -22,7 +22,7 @@ class DebatesConfig(AppConfig):
         from debates.pairwise import steps as pairwise_steps
         from participants import places
         from studies import admin as studies_admin
-        from studies import registry
+        from studies import registry, snapshot
         from studies import services as studies
 
         # Design A: pre-generated dialogues.
@@ -35,15 +35,21 @@ class DebatesConfig(AppConfig):
         )
         places.register(dialogues.DIALOGUE_PLACES)
         studies.duplicate_hooks.append(dialogues.study_dialogues_copy)
-        studies_admin.study_inlines.append(dialogues_admin.StudyDialogueInline)
+        snapshot.snapshot_parts.append(dialogues.snapshot_part)
+        studies_admin.study_inlines += [
+            dialogues_admin.StudyDialogueInline,
+            dialogues_admin.ConditionTargetInline,
+        ]
 
         # Design B: live debate and consultancy.
         registry.register_all(live_steps.ClaimSessionKind, live_steps.ClaimDebriefKind)
         places.register(live.CLAIM_PLACES)
         studies.duplicate_hooks.append(live.study_claims_copy)
+        snapshot.snapshot_parts.append(live.snapshot_part)
         studies_admin.study_inlines.append(live_admin.StudyClaimInline)
 
         # Design D: pairwise comparisons. Its instance set is named in the step's
         # configuration, so a duplicated study's steps already carry it.
         registry.register_all(pairwise_steps.PairwiseKind)
         places.register(pairwise.INSTANCE_PLACES)
+        snapshot.snapshot_parts.append(pairwise.snapshot_part)

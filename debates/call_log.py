@@ -29,13 +29,16 @@ def llm_call_record(
     source = result or error
     tokens_in = getattr(result, "tokens_in", None)
     tokens_out = getattr(result, "tokens_out", None)
+    backend = getattr(result, "backend", None) or llm.backend_name()
+    offline = backend == llm.OFFLINE
     return LLMCall.objects.create(
         study_id=session.participant.study_id if session else None,
         session=session,
         turn=turn,
         role=role,
-        backend=getattr(result, "backend", None) or llm.backend_name(),
-        model=request.model,
+        backend=backend,
+        # The offline backend writes its own text: it is never the model a configuration names.
+        model=llm.OFFLINE if offline else request.model,
         params=request.params,
         template_version=getattr(config, "template_version", None),
         prompt_hash=request.prompt_hash,
@@ -48,7 +51,7 @@ def llm_call_record(
         attempts=getattr(source, "attempts", 1) or 1,
         error_kind=getattr(error, "kind", "") if error else "",
         error_message=(getattr(error, "message", "") or str(error))[:500] if error else "",
-        cost_usd=call_cost(config, tokens_in, tokens_out),
+        cost_usd=Decimal(0) if offline else call_cost(config, tokens_in, tokens_out),
         created_at=timezone.now(),
     )
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
+OFFLINE = "offline"  # the offline backend's name, in settings and in the call log
 MAX_BACKOFF_S = 20.0
 
 
@@ -323,7 +324,7 @@ def _ms(start: float, end: float | None) -> int | None:
 class _OfflineBackend:
     """Deterministic, plausible replies without any network: the demo and the unit tests."""
 
-    name = "offline"
+    name = OFFLINE
 
     async def complete(self, request: LLMRequest) -> LLMResult:
         text = offline_text(request)

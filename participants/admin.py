@@ -1,11 +1,15 @@
-"""Admin for participants: status and step at a glance, exclusions that can be undone."""
+"""Admin for participants: status and step at a glance, flags beside the attention and timing
+evidence, exclusions that can be undone."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 from django.contrib import admin, messages
+from django.db.models import Count, Exists, OuterRef, Prefetch
 
 from participants import services
-from participants.models import Exclusion, Participant, Response, StepVisit
+from participants.models import Exclusion, Flag, Participant, Response, StepVisit, TextEntry
 from studies.services import study_steps
 
 
@@ -24,6 +28,31 @@ class ExclusionInline(ReadOnlyInline):
     model = Exclusion
     fk_name = "participant"
     fields = ["reason", "detail", "created_at", "created_by", "revoked_at", "revoked_by", "revoke_note"]
+    readonly_fields = fields
+
+
+class FlagInline(ReadOnlyInline):
+    model = Flag
+    verbose_name_plural = "Flags (evidence for review, never an exclusion by themselves)"
+    fields = ["position", "step_kind", "kind", "field", "detail", "value", "threshold", "created_at"]
+    readonly_fields = fields
+
+
+class TextEntryInline(ReadOnlyInline):
+    model = TextEntry
+    verbose_name_plural = "How free text was written (browser counts, never the keystrokes)"
+    fields = [
+        "position",
+        "field",
+        "key",
+        "chars",
+        "keys",
+        "pastes",
+        "pasted_chars",
+        "typing_ms",
+        "page_ms",
+        "created_at",
+    ]
     readonly_fields = fields
 
 
@@ -67,6 +96,31 @@ class StepFilter(admin.SimpleListFilter):
         return queryset
 
 
+class FlagFilter(admin.SimpleListFilter):
+    title = "flags"
+    parameter_name = "flag"
+
+    def lookups(self, request, model_admin):
+        return [("any", "Any flag"), ("none", "No flag"), *Flag.Kind.choices]
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        flags = Flag.objects.filter(participant=OuterRef("pk"))
+        if value == "any":
+            return queryset.filter(Exists(flags))
+        if value == "none":
+            return queryset.exclude(Exists(flags))
+        if value in Flag.Kind.values:
+            return queryset.filter(Exists(flags.filter(kind=value)))
+        return queryset
+
+
+def flags_text(flags) -> str:
+    """'honeypot, fast_page ×2': the kinds of a participant's flags, most frequent first."""
+    counts = Counter(f.kind for f in flags)
+    return ", ".join(kind if n == 1 else f"{kind} ×{n}" for kind, n in counts.most_common()) or "—"
+
+
 @admin.register(Participant)
 class ParticipantAdmin(admin.ModelAdmin):
     list_display = [
@@ -76,22 +130,38 @@ class ParticipantAdmin(admin.ModelAdmin):
         "current_step",
         "excluded",
         "attention_failures",
+        "flag_list",
         "started_at",
         "last_seen_at",
     ]
-    list_filter = ["study", "status", StepFilter, "excluded", "is_preview"]
+    list_filter = ["study", "status", StepFilter, "excluded", FlagFilter, "is_preview"]
     search_fields = ["prolific_pid", "prolific_session_id"]
     date_hierarchy = "started_at"
     list_select_related = ["study"]
-    inlines = [ExclusionInline, StepVisitInline, ResponseInline]
+    inlines = [ExclusionInline, FlagInline, StepVisitInline, TextEntryInline, ResponseInline]
     actions = ["mark_returned", "exclude_manually", "revoke_exclusions"]
     exclude = ["token"]
 
+    def get_queryset(self, request):
+        flags = Flag.objects.only("participant_id", "kind")
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(flag_count=Count("flags", distinct=True))
+            .prefetch_related(Prefetch("flags", queryset=flags, to_attr="flag_rows"))
+        )
+
     def get_readonly_fields(self, request, obj=None):
-        return [f.name for f in Participant._meta.fields if f.name != "token"]
+        fields = [f.name for f in Participant._meta.fields if f.name != "token"]
+        after = fields.index("attention_failures") + 1  # flags beside the attention evidence
+        return [*fields[:after], "flag_list", *fields[after:]]
 
     def has_add_permission(self, request) -> bool:
         return False
+
+    @admin.display(description="Flags", ordering="flag_count")
+    def flag_list(self, participant: Participant) -> str:
+        return flags_text(participant.flag_rows)
 
     @admin.display(description="Current step")
     def current_step(self, participant: Participant) -> str:

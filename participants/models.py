@@ -1,4 +1,5 @@
-"""Participants, their step visits (timing), their answers and their exclusions."""
+"""Participants, their step visits (timing), their answers, their exclusions, and the evidence
+of automated or careless answering (flags, and how free text was written)."""
 
 import secrets
 
@@ -34,6 +35,12 @@ class Participant(models.Model):
     position = models.PositiveSmallIntegerField(default=1, help_text="Current step.")
     shown_at = models.DateTimeField(
         null=True, blank=True, help_text="When the current step became current (it is served right after)."
+    )
+    served_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the current page was first served (a GET); cleared by each accepted submission. "
+        "Empty at a submission: the page was never served (flagged).",
     )
     started_at = models.DateTimeField()
     expires_at = models.DateTimeField(help_text="The place is released after this time.")
@@ -141,3 +148,75 @@ class Exclusion(models.Model):
     def __str__(self) -> str:
         state = "revoked" if self.revoked_at else "active"
         return f"{self.get_reason_display()} ({state})"
+
+
+class Flag(models.Model):
+    """Evidence that a submitted page may not come from an attentive person (a script, an AI
+    agent, or a careless participant). Never an exclusion by itself: the experimenter reviews it
+    beside the attention and timing evidence, and decides (a manual exclusion)."""
+
+    class Kind(models.TextChoices):
+        HONEYPOT = "honeypot", "Filled in a field hidden from people"
+        NO_PAGE_VIEW = "no_page_view", "Answered a page that was never served"
+        FAST_PAGE = "fast_page", "Answered a page faster than its items allow"
+        FAST_TYPING = "fast_typing", "Free text written faster than a person types"
+        PASTED_TEXT = "pasted_text", "Free text mostly pasted"
+        UNTYPED_TEXT = "untyped_text", "Free text with far fewer keystrokes than characters"
+        UNMEASURED_TEXT = "unmeasured_text", "Free text without the browser's typing counts"
+
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="flags")
+    position = models.PositiveSmallIntegerField(help_text="The step the flagged page belongs to.")
+    step_kind = models.CharField(max_length=40)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    field = models.CharField(max_length=60, blank=True, help_text="The free-text field, when about one.")
+    value = models.FloatField(null=True, blank=True, help_text="What was measured (see detail).")
+    threshold = models.FloatField(null=True, blank=True, help_text="The threshold it crossed.")
+    detail = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["participant", "position", "id"]
+        indexes = [models.Index(fields=["participant", "kind"], name="flag_participant_kind")]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} (step {self.position})"
+
+
+class TextEntry(models.Model):
+    """How one free-text answer was written: the browser's counts (keystrokes, pastes, typing
+    time; never what was typed) beside the submitted text's length and the server's time on
+    the page. The counts come from the browser: clamped, and never trusted alone."""
+
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="text_entries")
+    position = models.PositiveSmallIntegerField()
+    step_kind = models.CharField(max_length=40)
+    field = models.CharField(max_length=60, help_text="The form field (the textarea's name).")
+    key = models.CharField(
+        max_length=60, blank=True, help_text="Key of the stored answer holding this text (responses export)."
+    )
+    chars = models.PositiveIntegerField(help_text="Characters of the submitted text.")
+    keys = models.PositiveIntegerField(null=True, blank=True, help_text="Key presses in the field.")
+    pastes = models.PositiveIntegerField(null=True, blank=True, help_text="Paste (and drop) events.")
+    pasted_chars = models.PositiveIntegerField(null=True, blank=True, help_text="Characters pasted.")
+    typing_ms = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Time spent typing: the gaps between key presses, each counted up to 2 s.",
+    )
+    page_ms = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Server time from serving the page to its submission."
+    )
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["participant", "position", "id"]
+        verbose_name_plural = "text entries"
+
+    def __str__(self) -> str:
+        return f"{self.field} (step {self.position})"
+
+    @property
+    def pasted_share(self) -> float | None:
+        if self.pasted_chars is None or not self.chars:
+            return None
+        return min(self.pasted_chars, self.chars) / self.chars

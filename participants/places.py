@@ -32,13 +32,16 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound=Hashable)
 
 
-def holds_place_q(now: datetime, prefix: str = "") -> Q:
-    """Participants whose place counts toward a quota: completed and not excluded, or in
-    progress with an unexpired lease. Previews never count."""
+def holds_place_q(now: datetime, prefix: str = "", *, excluded_hold: bool = False) -> Q:
+    """Participants whose place counts toward a quota: completed (and not excluded, unless
+    `excluded_hold`: a study whose exclusions do not free places), or in progress with an
+    unexpired lease. Previews never count."""
     p = prefix
+    completed = Q(**{f"{p}status": Participant.Status.COMPLETED})
+    if not excluded_hold:
+        completed &= Q(**{f"{p}excluded": False})
     return Q(**{f"{p}is_preview": False}) & (
-        Q(**{f"{p}status": Participant.Status.COMPLETED, f"{p}excluded": False})
-        | Q(**{f"{p}status": Participant.Status.ACTIVE, f"{p}expires_at__gt": now})
+        completed | Q(**{f"{p}status": Participant.Status.ACTIVE, f"{p}expires_at__gt": now})
     )
 
 
@@ -54,11 +57,13 @@ def places_held(
     *,
     exclude: Participant | None = None,
     prefix: str = "participant__",
+    excluded_hold: bool = False,
 ) -> Counter:
     """Places held among `rows` (each row is one place of its participant, reached through
-    `prefix`), counted per value of the field `by` (a tuple of fields: per tuple of values)."""
+    `prefix`), counted per value of the field `by` (a tuple of fields: per tuple of values).
+    See `holds_place_q` for `excluded_hold`."""
     fields = (by,) if isinstance(by, str) else by
-    held = rows.filter(holds_place_q(now, prefix))
+    held = rows.filter(holds_place_q(now, prefix, excluded_hold=excluded_hold))
     if exclude is not None:
         held = held.exclude(**{prefix.removesuffix("__"): exclude})
     counts = held.order_by().values(*fields).annotate(n=Count("id"))
@@ -70,20 +75,28 @@ def places_held(
 def least_filled(
     candidates: Sequence[T],
     held: Mapping[T, int],
-    target: int,
+    target: int | Callable[[T], int | None],
     *,
     k: int = 1,
     preview: bool = False,
     rng: random.Random | None = None,
 ) -> list[T]:
-    """Up to `k` candidates that still have room, the least-filled first, ties broken at
-    random. Empty when every candidate is full, except for a preview, which may take a full
-    place since it never counts."""
-    open_ = [c for c in candidates if held.get(c, 0) < target]
+    """Up to `k` candidates that still have room, the least-filled first (by the share of
+    their target held; by places held for one without a target), ties broken at random.
+    `target` is one number for all, or a function of the candidate (None: no limit). Empty
+    when every candidate is full, except for a preview, which may take a full place since
+    it never counts."""
+    limit = target if callable(target) else (lambda c: target)
+
+    def fullness(c: T) -> float:
+        cap = limit(c)
+        return held.get(c, 0) / cap if cap else held.get(c, 0)
+
+    open_ = [c for c in candidates if limit(c) is None or held.get(c, 0) < limit(c)]
     if preview and not open_:
         open_ = list(candidates)
     (rng or random).shuffle(open_)
-    return sorted(open_, key=lambda c: held.get(c, 0))[:k]
+    return sorted(open_, key=fullness)[:k]
 
 
 @dataclass(frozen=True)
@@ -93,15 +106,21 @@ class PlaceKind:
     - `rows(participant)`: the rows holding places of this kind in the participant's pool
       (one row per place, with a `participant` foreign key);
     - `key`: the fields naming a place among those rows;
-    - `target(participant, key)`: how many holders the place may have;
-    - `lock(participant)`: lock what serialises assignment of those places.
+    - `target(participant, key)`: how many holders the place may have (None: no limit);
+    - `lock(participant)`: lock what serialises assignment of those places;
+    - `room(participant, now)`, optional: the whole decision for a design whose places have
+      limits beyond one target per place (e.g. per condition), after the lock;
+    - `settable_exclusions`: whether the study's "exclusions free places" setting applies
+      (a design whose quota is of valid answers ignores it).
     """
 
     name: str
     rows: Callable[[Participant], QuerySet]
     key: tuple[str, ...]
-    target: Callable[[Participant, tuple], int]
+    target: Callable[[Participant, tuple], int | None]
     lock: Callable[[Participant], None]
+    room: Callable[[Participant, datetime], bool] | None = None
+    settable_exclusions: bool = True
 
     def kept(self, participant: Participant, now: datetime) -> bool:
         """May a participant whose lease ran out keep their places of this kind? Only if
@@ -111,9 +130,13 @@ class PlaceKind:
         if not mine:
             return True
         self.lock(participant)
+        if self.room is not None:
+            return self.room(participant, now)
         same = reduce(or_, (Q(**dict(zip(self.key, values))) for values in mine))
-        held = places_held(rows.filter(same), self.key, now, exclude=participant)
-        return all(held[values] < self.target(participant, values) for values in mine)
+        hold = self.settable_exclusions and not participant.study.exclusion_frees_place
+        held = places_held(rows.filter(same), self.key, now, exclude=participant, excluded_hold=hold)
+        targets = {values: self.target(participant, values) for values in mine}
+        return all(targets[v] is None or held[v] < targets[v] for v in mine)
 
 
 _kinds: dict[str, PlaceKind] = {}

@@ -17,6 +17,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from participants import flags
 from participants.models import Exclusion, Participant, Response, StepVisit
 from participants.places import lease_minutes, places_kept
 from studies import registry
@@ -178,15 +179,17 @@ def participant_resume(*, participant: Participant, now: datetime | None = None)
 
 
 def step_shown(*, participant: Participant, now: datetime | None = None) -> None:
-    """Make sure the current step has a start time. Entering and advancing set it (the step
-    is displayed right after, by the redirect), so this writes only for older rows."""
-    if participant.shown_at is not None:
-        return
+    """Record that the current page was served (a GET of it): the first time since the last
+    accepted submission, one write; refreshes write nothing. Also make sure the current step
+    has a start time: entering and advancing set it, so only older rows lack one."""
     now = now or timezone.now()
-    Participant.objects.filter(
-        pk=participant.pk, position=participant.position, shown_at__isnull=True
-    ).update(shown_at=now, last_seen_at=now)
-    participant.shown_at = now
+    rows = Participant.objects.filter(pk=participant.pk, position=participant.position)
+    if participant.served_at is None:
+        rows.filter(served_at__isnull=True).update(served_at=now)
+        participant.served_at = now
+    if participant.shown_at is None:
+        rows.filter(shown_at__isnull=True).update(shown_at=now, last_seen_at=now)
+        participant.shown_at = now
 
 
 @dataclass(frozen=True)
@@ -214,6 +217,7 @@ def step_submit(
     kind: StepKind,
     form,
     timing: ClientTiming,
+    evidence: flags.Evidence | None = None,
     now: datetime | None = None,
 ) -> Participant:
     """Store a valid submission of the current step and advance, all or nothing.
@@ -221,7 +225,8 @@ def step_submit(
     For a one-page step the conditional UPDATE both claims the step (a second tab or a
     double click finds the position moved and gets StaleSubmission) and locks the
     participant row until commit. A multi-page step locks the row first and advances only
-    when its kind says the step is finished.
+    when its kind says the step is finished. Each accepted page records its flags (`evidence`:
+    the honeypot and the browser's typing counts; see participants/flags.py), never more.
     """
     now = now or timezone.now()
     current = Participant.objects.filter(pk=participant.pk, position=step.position, status=Status.ACTIVE)
@@ -229,16 +234,27 @@ def step_submit(
         if kind.multi_page:
             if not current.select_for_update().exists():
                 raise StaleSubmission()
-        elif not current.update(position=step.position + 1, shown_at=now, last_seen_at=now):
+        elif not current.update(position=step.position + 1, shown_at=now, last_seen_at=now, served_at=None):
             raise StaleSubmission()
         ctx = step_context(participant, step, now)
         ctx.timing = timing
         outcome = kind.submit(ctx, form)
+        page = flags.Page(
+            participant=participant,
+            position=step.position,
+            step_kind=step.kind,
+            form=form,
+            served_at=participant.served_at,
+            started_at=participant.shown_at,
+            now=now,
+        )
+        flags.flags_record(page=page, evidence=evidence or flags.Evidence())
+        participant.served_at = None  # the next page is a new one: it must be served to be seen
         if ctx.stay and outcome is None:
-            Participant.objects.filter(pk=participant.pk).update(last_seen_at=now)
+            Participant.objects.filter(pk=participant.pk).update(last_seen_at=now, served_at=None)
             return participant
         if kind.multi_page:
-            current.update(position=step.position + 1, shown_at=now, last_seen_at=now)
+            current.update(position=step.position + 1, shown_at=now, last_seen_at=now, served_at=None)
         _visit_record(participant, step, timing, now)
         participant.position, participant.shown_at = step.position + 1, now
         if outcome is not None:

@@ -83,6 +83,18 @@ class QuestionnaireConfig(forms.Form):
     button_label = forms.CharField(max_length=100, initial="Continue")
 
 
+def checks_that_cannot_fail(step) -> list[str]:
+    """Attention-check items whose expected answers are every option: no one can fail them."""
+    problems = []
+    for q in step.questions.all():
+        choice = q.kind in ("single_choice", "likert")
+        if q.is_check and choice and set(q.option_list) <= set(q.expected_list):
+            problems.append(
+                f'the attention check "{q.key}" accepts every option as correct, so no one can fail it.'
+            )
+    return problems
+
+
 class QuestionnaireKind(StepKind):
     key = "questionnaire"
     label = "Questionnaire"
@@ -95,7 +107,9 @@ class QuestionnaireKind(StepKind):
     uses_questions = True
 
     def check_study(self, study, step, steps) -> list[str]:
-        return [] if step.questions.all() else ["the questionnaire has no questions."]
+        if not step.questions.all():
+            return ["the questionnaire has no questions."]
+        return checks_that_cannot_fail(step)
 
     def build_form(self, ctx: StepContext, data=None) -> forms.Form:
         return QuestionForm(list(ctx.step.questions.all()), data=data)
@@ -122,7 +136,8 @@ class AttentionCheckKind(QuestionnaireKind):
         if not questions:
             return ["the attention check has no items."]
         missing = [q.key for q in questions if not q.is_check]
-        return [f"items without an expected answer: {', '.join(missing)}."] if missing else []
+        problems = [f"items without an expected answer: {', '.join(missing)}."] if missing else []
+        return problems + checks_that_cannot_fail(step)
 
 
 NUMBER = r"(-?\d+(?:\.\d+)?)"
@@ -191,9 +206,9 @@ class ScreeningKind(QuestionnaireKind):
         for key in key_list(config.get("score_items", "")) + key_list(config.get("reverse_items", "")):
             q = keys.get(key)
             if q is None:
-                problems.append(f"score item {key!r} is not an item of this step.")
+                problems.append(f'the score item "{key}" is not an item of this step.')
             elif q.kind not in ("likert", "slider", "number"):
-                problems.append(f"score item {key!r} must be a Likert, slider or number item.")
+                problems.append(f'the score item "{key}" must be a Likert, slider or number item.')
         if not study.screened_out_code:
             problems.append("screening needs the study's screened-out code (FIXED_SCREENOUT).")
         if any(s.kind not in ("consent", "instructions") for s in steps if s.position < step.position):

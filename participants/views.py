@@ -11,9 +11,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from participants import services
+from participants import flags, services
 from participants.models import Participant
-from studies.models import Study
+from studies.models import FAILED_CHECK_MESSAGE, SCREENED_OUT_MESSAGE, Study
 from studies.registry import StepUnavailable
 from studies.services import study_cached
 
@@ -22,6 +22,9 @@ CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "form-action 'self' https://app.prolific.com; frame-ancestors 'none'; base-uri 'none'"
 )
+# Leaving early is explained on a page of ours (why, what happens next, the code and a button to
+# Prolific), shown again on every visit; completing and declining consent go straight to Prolific.
+EXPLAINED_EXITS = {Participant.Status.SCREENED_OUT, Participant.Status.FAILED_CHECK}
 
 
 def participant_page(view):
@@ -108,13 +111,16 @@ def submit(request, participant, current, kind, ctx) -> HttpResponse:
         if not form.is_valid():
             return render_step(request, ctx, kind, form, status=200)
         timing = services.ClientTiming.from_post(request.POST)
-        services.step_submit(participant=participant, step=current, kind=kind, form=form, timing=timing)
+        evidence = flags.Evidence.from_post(request.POST, form)
+        services.step_submit(
+            participant=participant, step=current, kind=kind, form=form, timing=timing, evidence=evidence
+        )
     except services.StaleSubmission:
         return HttpResponseRedirect(f"{here}?moved=1", status=303)
     except StepUnavailable as unavailable:
         services.step_unavailable(participant=participant, error=unavailable)
     url = services.exit_url(participant)
-    if participant.is_active or participant.is_preview or not url:
+    if participant.is_active or participant.is_preview or not url or participant.status in EXPLAINED_EXITS:
         return HttpResponseRedirect(here, status=303)
     return HttpResponseRedirect(url, status=303)
 
@@ -130,16 +136,23 @@ def render_step(request, ctx, kind, form, status: int = 200) -> HttpResponse:
         "position": ctx.position,
         "total": len(ctx.steps),
         "moved": request.GET.get("moved") == "1",
+        "honeypot": flags.HONEYPOT,
         **kind.context(ctx),
     }
     return render(request, kind.template, context, status=status)
 
 
 def finished(request: HttpRequest, participant: Participant) -> HttpResponse:
+    study = participant.study
+    messages = {
+        Participant.Status.SCREENED_OUT: study.screened_out_message.strip() or SCREENED_OUT_MESSAGE,
+        Participant.Status.FAILED_CHECK: study.failed_check_message.strip() or FAILED_CHECK_MESSAGE,
+    }
     context = {
         "participant": participant,
-        "study": participant.study,
+        "study": study,
         "code": services.exit_code(participant),
         "exit_url": services.exit_url(participant),
+        "message": messages.get(participant.status, ""),
     }
     return render(request, "participants/finished.html", context)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
+
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.http import HttpResponseRedirect
-from django.urls import reverse
+from django.http import Http404, HttpResponseRedirect, JsonResponse
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from studies import registry
@@ -21,6 +25,7 @@ from studies.services import (
     study_set_status,
     study_steps_changed,
 )
+from studies.snapshot import FROZEN_FIELDS as FROZEN_STUDY_FIELDS
 
 # Other apps add to the study admin, from their `ready()`: inlines (e.g. the study's
 # dialogues), columns of the list (callables (study) -> text, with a description), links
@@ -84,7 +89,13 @@ class StudyAdmin(admin.ModelAdmin):
     form = StudyForm
     list_filter = ["status"]
     search_fields = ["title", "slug"]
-    readonly_fields = ["locked_at", "design_problems"]
+    readonly_fields = ["locked_at", "entered_at", "snapshot_sha256", "snapshot_at", "design_problems"]
+
+    def get_readonly_fields(self, request, obj=None):
+        """Once the study is frozen (live, or taken), what it froze cannot change here."""
+        frozen = FROZEN_STUDY_FIELDS if obj is not None and obj.locked_at else []
+        return [*self.readonly_fields, *frozen]
+
     actions = ["duplicate", "set_live", "set_paused", "set_closed"]
     fieldsets = [
         (None, {"fields": ["title", "slug", "status", "notes", "design_problems"]}),
@@ -101,6 +112,10 @@ class StudyAdmin(admin.ModelAdmin):
             },
         ),
         (
+            "Leaving early: what participants read before going back to Prolific",
+            {"fields": ["screened_out_message", "failed_check_message"], "classes": ["collapse"]},
+        ),
+        (
             "Time, quality and places",
             {
                 "fields": [
@@ -109,7 +124,21 @@ class StudyAdmin(admin.ModelAdmin):
                     "attention_failures_to_end",
                     "wpm_cap",
                     "target_per_item",
+                    "exclusion_frees_place",
+                ]
+            },
+        ),
+        (
+            "Randomisation and pre-registration",
+            {
+                "fields": [
+                    "seed",
+                    "pilot",
+                    "analysis_plan",
                     "locked_at",
+                    "entered_at",
+                    "snapshot_sha256",
+                    "snapshot_at",
                 ]
             },
         ),
@@ -120,7 +149,37 @@ class StudyAdmin(admin.ModelAdmin):
 
     def get_urls(self):
         extra = [url for factory in study_urls for url in factory(self.admin_site)]
+        view = self.admin_site.admin_view(self.instrument_view)
+        name = "studies_study_instrument"
+        extra += [
+            path("<int:study_id>/instrument/", view, {"suffix": "/"}, name=name),
+            path("<int:study_id>/instrument.json", view, {"suffix": ".json"}, name=f"{name}_json"),
+        ]
         return extra + super().get_urls()
+
+    def instrument_view(self, request, study_id: int, suffix: str):
+        """The frozen snapshot: readable (`/`) or as JSON (`.json`), what exactly participants
+        were asked and in which order, with the hashes of the content and settings used."""
+        study = get_object_or_404(Study, pk=study_id)
+        if not self.has_view_permission(request, study) or suffix not in ("/", ".json"):
+            raise Http404
+        if not study.snapshot:
+            raise Http404("The study has not gone live: nothing is frozen yet.")
+        if suffix == ".json":
+            response = JsonResponse(study.snapshot, json_dumps_params={"indent": 1, "ensure_ascii": False})
+            response["Content-Disposition"] = (
+                f'attachment; filename="{study.slug}-instrument-{study.snapshot_sha256[:12]}.json"'
+            )
+            return response
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": Study._meta,
+            "title": f"Instrument: {study.title}",
+            "study": study,
+            "snapshot": study.snapshot,
+            "content_json": json.dumps(study.snapshot.get("content", {}), indent=1, ensure_ascii=False),
+        }
+        return TemplateResponse(request, "admin/studies/study/instrument.html", context)
 
     def get_list_display(self, request):
         return ["title", "slug", "status", *study_columns, "links"]
@@ -152,6 +211,8 @@ class StudyAdmin(admin.ModelAdmin):
         study = self.get_object(request, object_id)
         if study is not None:
             links = [("Preview", reverse("preview", args=[study.slug]))]
+            if study.snapshot_sha256:
+                links.append(("Instrument", reverse("admin:studies_study_instrument", args=[study.pk])))
             links += [item for factory in study_links for item in factory(study)]
             extra_context = {**(extra_context or {}), "rostrum_links": links}
         try:
@@ -262,7 +323,7 @@ def step_form_for(kind: registry.StepKind | None) -> type[forms.ModelForm]:
     return StepForm
 
 
-FROZEN_FIELDS = ["study", "position", "kind", "title", "configuration"]
+FROZEN_STEP_FIELDS = ["study", "position", "kind", "title", "configuration"]
 
 
 @admin.register(Step)
@@ -284,11 +345,11 @@ class StepAdmin(admin.ModelAdmin):
         return super().get_form(request, obj, change, **kwargs)
 
     def get_readonly_fields(self, request, obj=None):
-        return FROZEN_FIELDS if self._frozen(request, obj) else []
+        return FROZEN_STEP_FIELDS if self._frozen(request, obj) else []
 
     def get_fieldsets(self, request, obj=None):
         if self._frozen(request, obj):
-            return [(None, {"fields": FROZEN_FIELDS})]
+            return [(None, {"fields": FROZEN_STEP_FIELDS})]
         form = self.get_form(request, obj)(instance=obj)
         base = ["study", "position", "kind", "title"]
         config = [name for name in form.fields if name.startswith("config_")]

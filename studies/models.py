@@ -1,17 +1,43 @@
 """Studies, their ordered steps and the questions of questionnaire steps."""
 
 import math
+import secrets
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
 
+
+def new_seed() -> int:
+    return secrets.randbelow(2**31)
+
+
 code_validator = RegexValidator(
     r"^[A-Za-z0-9_-]{1,40}$", "Use 1–40 letters, digits, '-' or '_' (as Prolific shows codes)."
 )
 key_validator = RegexValidator(
     r"^[a-z][a-z0-9_]{0,39}$", "Use a lowercase letter, then letters, digits or '_' (max 40)."
+)
+
+
+# What participants who leave early read (Prolific: a screen-out is paid a fixed amount when
+# submitted with the screened-out code; failed attention checks may be rejected).
+SCREENED_OUT_MESSAGE = (
+    "Thank you for your answers. This study is looking for participants with a particular profile, "
+    "and your answers show that you are not eligible for the rest of it. This is not a judgement of "
+    "your answers, and you have done nothing wrong.\n\n"
+    "What happens next: go back to Prolific with the button below. It submits your screen-out code, "
+    "and you will receive the study's fixed screen-out payment for the time you spent. Please do not "
+    "return the study: a returned submission is not paid."
+)
+FAILED_CHECK_MESSAGE = (
+    "Some questions asked you to give a particular answer (attention checks). Too many of them were "
+    "answered differently from what they asked, so the study has ended here.\n\n"
+    "What happens next: go back to Prolific with the button below. It submits the failed-attention-"
+    "check code. Prolific allows researchers to reject submissions that fail attention checks, so your "
+    "submission may be rejected and not paid. If you would rather not have a rejection, you may return "
+    "the study on Prolific instead (“Stop without completing”)."
 )
 
 
@@ -41,6 +67,18 @@ class Study(models.Model):
     )
     screened_out_code = models.CharField(
         max_length=40, blank=True, validators=[code_validator], help_text="FIXED_SCREENOUT code."
+    )
+    screened_out_message = models.TextField(
+        default=SCREENED_OUT_MESSAGE,
+        blank=True,
+        help_text="What a screened-out participant reads before going back to Prolific with the "
+        "screened-out code (blank lines separate paragraphs; empty: the default).",
+    )
+    failed_check_message = models.TextField(
+        default=FAILED_CHECK_MESSAGE,
+        blank=True,
+        help_text="What a participant who failed the attention checks reads before going back to "
+        "Prolific with the failed-check code (blank lines separate paragraphs; empty: the default).",
     )
 
     estimated_minutes = models.PositiveSmallIntegerField(
@@ -73,8 +111,39 @@ class Study(models.Model):
         help_text="Staff who may see this study's data (overview, exports, reports, API) without "
         "the global 'Can view study' permission.",
     )
+    seed = models.PositiveIntegerField(
+        default=new_seed,
+        help_text="Every random draw of the study (assignment ties, sides, check positions, display "
+        "orders) comes from this seed, so a rerun with the same arrivals is the same. Set before "
+        "going live; it is part of the frozen snapshot.",
+    )
+    exclusion_frees_place = models.BooleanField(
+        default=True,
+        help_text="An excluded participant's place goes to a new participant (the target counts "
+        "analysable participants). Off: every completion counts, excluded or not (a fixed N paid).",
+    )
+    pilot = models.BooleanField(
+        default=False,
+        help_text="A pilot may run without a Prolific STUDY_ID and with the offline model. Never run a "
+        "paid study as a pilot.",
+    )
+    analysis_plan = models.TextField(
+        blank=True,
+        help_text="The pre-registered analysis plan (or a link to it); frozen with the study at go-live.",
+    )
+    snapshot = models.JSONField(
+        null=True, blank=True, editable=False, help_text="What the study was when it went live."
+    )
+    snapshot_sha256 = models.CharField(max_length=64, blank=True, editable=False)
+    snapshot_at = models.DateTimeField(null=True, blank=True, editable=False)
     steps_version = models.PositiveIntegerField(default=1, editable=False)
     locked_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="When the study was frozen: it went live, or a real participant entered.",
+    )
+    entered_at = models.DateTimeField(
         null=True, blank=True, editable=False, help_text="When the first real participant entered."
     )
     created_at = models.DateTimeField(auto_now_add=True)

@@ -90,8 +90,16 @@ class StepKind:
         return {**defaults, **(step.config or {})}
 
     def check_study(self, study: Study, step: Step, steps: list[Step]) -> list[str]:
-        """Problems with this step in the study's design (shown before going live)."""
+        """Problems with this step in the study's design (shown before going live), each a
+        plain sentence an experimenter can act on."""
         return []
+
+    def attention_items(self, step: Step) -> int:
+        """How many attention-check items a participant meets in this step (each failure
+        counts one towards the study's threshold)."""
+        if not self.uses_questions:
+            return 0
+        return sum(1 for q in step.questions.all() if q.is_check)
 
     def context(self, ctx: StepContext) -> dict:
         return {}

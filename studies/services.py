@@ -6,16 +6,18 @@ import time
 from collections.abc import Callable
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
 from studies import registry
 from studies.models import Question, Step, Study
+from studies.snapshot import digest, study_snapshot
 
 
 class StudyLocked(Exception):
-    """The study has had real participants: its steps can no longer change."""
+    """The study is frozen (it went live, or real participants entered): its steps cannot change."""
 
 
 _steps_cache: dict[int, tuple[int, list[Step]]] = {}
@@ -64,19 +66,21 @@ def study_is_locked(study: Study) -> bool:
 
 
 def study_lock(*, study: Study) -> None:
-    """Mark that a real participant has entered: steps are frozen from now on."""
-    if study.locked_at is None:
+    """Mark that a real participant has entered: the study stays frozen from now on."""
+    if study.entered_at is None:
         now = timezone.now()
+        Study.objects.filter(pk=study.pk, entered_at__isnull=True).update(entered_at=now)
         Study.objects.filter(pk=study.pk, locked_at__isnull=True).update(locked_at=now)
-        study.locked_at = now
+        study.entered_at = now
+        study.locked_at = study.locked_at or now
 
 
 def study_steps_changed(*, study: Study) -> None:
     """Call inside the transaction that changed steps or questions of `study`."""
     if study_is_locked(Study.objects.get(pk=study.pk)):
         raise StudyLocked(
-            "Participants have already taken this study, so its steps cannot change. "
-            "Duplicate it to make a new version."
+            "This study is frozen since it went live, so its steps cannot change. Set it back to "
+            "draft if nobody has taken part yet, or duplicate it to make a new version."
         )
     Study.objects.filter(pk=study.pk).update(steps_version=F("steps_version") + 1)
 
@@ -132,29 +136,88 @@ def study_problems(study: Study) -> list[str]:
         try:
             kind = registry.get(step.kind)
         except LookupError:
-            problems.append(f"Step {step.position}: unknown kind {step.kind!r}.")
+            problems.append(f'Step {step.position}: there is no step kind called "{step.kind}".')
             continue
         try:
             kind.clean_config(kind.config(step))
-        except Exception as exc:  # ValidationError with a list of messages
-            problems.append(f"Step {step.position}: bad configuration: {exc}")
+        except ValidationError as exc:
+            problems.append(f"Step {step.position}: its settings are not valid: {'; '.join(exc.messages)}.")
         for q in step.questions.all():
             if q.key in keys:
                 problems.append(
-                    f"Question key {q.key!r} is used in step {keys[q.key]} and step {step.position}."
+                    f'The question key "{q.key}" is used in step {keys[q.key]} and in step {step.position}.'
                 )
             keys[q.key] = step.position
         problems += [f"Step {step.position}: {p}" for p in kind.check_study(study, step, steps)]
+    return problems + _study_wide_problems(study, steps)
+
+
+CODE_LABELS = {
+    "completion_code": "completion code",
+    "failed_check_code": "failed-check code",
+    "no_consent_code": "no-consent code",
+    "screened_out_code": "screened-out code",
+}
+
+
+def _study_wide_problems(study: Study, steps: list[Step]) -> list[str]:
+    """The settings that only make sense together: codes, attention checks, Prolific."""
+    problems = []
+    for field in ("completion_code", "failed_check_code", "no_consent_code"):
+        if not getattr(study, field).strip():
+            problems.append(f"The study has no {CODE_LABELS[field]}.")
+    first: dict[str, str] = {}
+    for field, label in CODE_LABELS.items():
+        code = getattr(study, field).strip()
+        if code and code in first:
+            problems.append(
+                f"The {first[code]} and the {label} are the same ({code}), so Prolific cannot tell "
+                "those participants apart: give each its own code."
+            )
+        first.setdefault(code, label)
+    kinds = {kind.key: kind for kind in registry.all_kinds()}
+    items = sum(kinds[s.kind].attention_items(s) for s in steps if s.kind in kinds)
+    needed = max(study.attention_failures_to_end, 1)
+    if items and needed > items:
+        problems.append(
+            f"A participant is ended after failing {needed} attention checks, but the study has only "
+            f"{items} check item{'s' if items != 1 else ''}, so no one can ever be ended for failing "
+            "them: add check items or lower the number of failures that end the study."
+        )
+    if not study.prolific_study_id.strip() and not study.pilot:
+        problems.append(
+            "The Prolific STUDY_ID is not set, so links carrying any STUDY_ID are accepted: copy it "
+            "from the study's page on Prolific, or mark the study as a pilot."
+        )
     return problems
 
 
+@transaction.atomic
 def study_set_status(*, study: Study, status: str) -> None:
+    """Change a study's status. Going live checks the design first, then freezes the study:
+    its snapshot and SHA-256 are taken (the pre-registration lock) and its steps and the
+    content it uses can no longer change. Back to draft is allowed until a real participant
+    has entered (then the freeze is lifted, to be taken again at the next go-live)."""
+    now = timezone.now()
+    changes: dict = {"status": status, "updated_at": now}
     if status == Study.Status.LIVE:
         problems = study_problems(study)
         if problems:
             raise ValueError("The study cannot go live: " + " ".join(problems))
-    Study.objects.filter(pk=study.pk).update(status=status, updated_at=timezone.now())
-    study.status = status
+        if study.snapshot_sha256 == "":
+            snapshot = study_snapshot(study)
+            frozen = {"snapshot": snapshot, "snapshot_sha256": digest(snapshot), "snapshot_at": now}
+            changes.update(frozen, locked_at=now)
+    elif status == Study.Status.DRAFT and study.status != Study.Status.DRAFT:
+        if Study.objects.filter(pk=study.pk, entered_at__isnull=False).exists():
+            raise ValueError(
+                "Participants have taken this study, so it cannot go back to draft; duplicate it "
+                "to make a new version."
+            )
+        changes.update(snapshot=None, snapshot_sha256="", snapshot_at=None, locked_at=None)
+    Study.objects.filter(pk=study.pk).update(**changes)
+    for name, value in changes.items():
+        setattr(study, name, value)
 
 
 @transaction.atomic
@@ -166,7 +229,8 @@ def study_duplicate(*, study: Study, slug: str) -> Study:
     copy.slug = slug
     copy.title = study.title
     copy.status = Study.Status.DRAFT
-    copy.locked_at = None
+    copy.locked_at = copy.entered_at = None
+    copy.snapshot, copy.snapshot_sha256, copy.snapshot_at = None, "", None
     copy.steps_version = 1
     copy.prolific_study_id = ""
     copy.save()
@@ -193,11 +257,17 @@ STUDY_FIELDS = {
     "failed_check_code",
     "no_consent_code",
     "screened_out_code",
+    "screened_out_message",
+    "failed_check_message",
     "estimated_minutes",
     "time_limit_minutes",
     "attention_failures_to_end",
     "wpm_cap",
     "target_per_item",
+    "seed",
+    "exclusion_frees_place",
+    "pilot",
+    "analysis_plan",
 }
 
 

@@ -84,7 +84,7 @@ def walker_for():
 
 @pytest.fixture
 def questionnaire_study(db) -> Study:
-    """consent → three questionnaire pages (with one attention check) → debrief."""
+    """consent → three questionnaire pages (the second: two attention checks) → debrief."""
     return build_study(QUESTIONNAIRE_STEPS, attention_failures_to_end=2)
 
 

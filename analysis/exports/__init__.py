@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from analysis.access import pseudonymise
-from analysis.exports import dialogues, live, pairwise, participants
+from analysis.exports import dialogues, draws, live, pairwise, participants
 from analysis.exports.items import study_items
 from analysis.exports.table import Table
 from common.downloads import csv_line
@@ -26,6 +26,7 @@ TABLES: dict[str, Table] = {
         live.CLAIM_JUDGEMENTS,
         live.LIVE_TURNS,
         pairwise.COMPARISONS,
+        draws.DRAWS,
     ]
 }
 

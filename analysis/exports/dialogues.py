@@ -96,7 +96,7 @@ JUDGEMENT_COLUMNS = [
     col("bias_side_correct", "Biased dialogues only: 1 if bias_side is the biased side."),
     col("bias_type_correct", "Biased dialogues only: 1 if bias_type is the dialogue's condition."),
     col("recall_passed", "1 if the recall check was answered correctly, 0 if not, empty if not reached."),
-    col("wpm", "Words per minute on the dialogue."),
+    col("wpm", "Words per minute on the dialogue, re-reading on the judgement page included."),
     col("created_at", "When the judgement was stored (UTC)."),
 ]
 

@@ -17,6 +17,11 @@ def _answer(value):
     return "" if value is None else ("true" if value else "false")
 
 
+def _probability(confidence):
+    """The probability that the answer given is right, as the analysis reads a confidence."""
+    return "" if confidence is None else round(confidence / 100, 2)
+
+
 def claim_judgement_rows(study: Study) -> Iterator[dict]:
     exclusions = active_exclusions(study)
     judge_counts = dict(
@@ -50,13 +55,18 @@ def claim_judgement_rows(study: Study) -> Iterator[dict]:
             "debater_a_side": s.side_a,
             "consultant_side": s.consultant_side,
             "consultant_side_mode": s.consultant_side_mode,
+            "consultant_side_fallback": flag(s.consultant_side_fallback)
+            if s.consultant_side_mode == "preferred"
+            else "",
             "consultant_correct": flag(consultant_correct),
             "phase": s.phase,
             "initial_answer": _answer(s.initial_answer),
             "initial_confidence": s.initial_confidence,
+            "initial_p_correct": _probability(s.initial_confidence),
             "initial_correct": flag(None if s.initial_answer is None else s.initial_answer == truth),
             "final_answer": _answer(s.final_answer),
             "final_confidence": s.final_confidence,
+            "final_p_correct": _probability(s.final_confidence),
             "final_correct": flag(None if s.final_answer is None else s.final_answer == truth),
             "justification": s.justification,
             "judge_questions": judge_counts.get(s.id, 0),
@@ -84,18 +94,24 @@ CLAIM_JUDGEMENT_COLUMNS = [
     col("debater_a_side", "Debate: the side debater A argued (true/false); debater B argued the other."),
     col("consultant_side", "Consultancy: the side the consultant argued."),
     col("consultant_side_mode", "Consultancy: random (assigned) or preferred (chosen by the model)."),
+    col(
+        "consultant_side_fallback",
+        "Preferred side: 1 if the model's choice of side failed and the consultant argued the true side.",
+    ),
     col("consultant_correct", "Consultancy: 1 if the consultant argued the true side."),
     col("phase", "How far the participant got: initial, chat, final or done."),
     col("initial_answer", "Judgement before the protocol: true or false."),
-    col("initial_confidence", "Confidence before, 0-100, in the answer given (read as final_confidence is)."),
+    col("initial_confidence", "Confidence before, 0-100 %, in the answer given."),
+    col("initial_p_correct", "initial_confidence / 100, read as final_p_correct is."),
     col("initial_correct", "1 if the initial answer matches the truth label."),
     col("final_answer", "Judgement after the protocol."),
+    col("final_confidence", "Confidence after, 0-100 %, in the answer given (asked as paper 001 asks it)."),
     col(
-        "final_confidence",
-        "Confidence after, 0-100, in the answer given. The analysis reads it as the probability that "
-        "the answer is right, p = confidence / 100 (so P(true) = p for a 'true' answer, 1 - p for "
-        "'false'); Brier score = mean of (p - final_correct)^2, which equals the mean of "
-        "(P(true) - truth)^2; calibration bins p in tenths against the share correct.",
+        "final_p_correct",
+        "final_confidence / 100: the probability the participant gives that their final answer is "
+        "right (so P(true) = p for a 'true' answer, 1 - p for 'false'). The Brier score is the mean of "
+        "(p - final_correct)^2, equal to the mean of (P(true) - truth)^2; calibration bins p in tenths "
+        "against the share correct.",
     ),
     col("final_correct", "1 if the final answer matches the truth label."),
     col("justification", "The participant's written justification (raw text)."),

@@ -1,20 +1,51 @@
-"""The export tables every study has: its participants, their responses and step times."""
+"""The export tables every study has: its participants, their responses and step times, with
+the flags (evidence of automated or careless answering) and how free text was written."""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterator
+
+from django.db.models import Count
 
 from analysis.exports.table import CHUNK, Table, active_exclusions, col, flag, iso
 from debates.models import DialogueAssignment
-from participants.models import Participant, Response, StepVisit
+from participants.flags import flag_summary
+from participants.models import Flag, Participant, Response, StepVisit, TextEntry
 from studies.models import Study
 from studies.services import study_steps
+
+FLAG_KINDS = ", ".join(f"{value} ({label.lower()})" for value, label in Flag.Kind.choices)
+
+
+def flag_counts(study: Study) -> dict[tuple[int, int], dict[str, int]]:
+    """Flags per (participant id, step position): {kind: count}."""
+    counts: dict[tuple[int, int], dict[str, int]] = defaultdict(dict)
+    rows = (
+        Flag.objects.filter(participant__study=study, participant__is_preview=False)
+        .values_list("participant_id", "position", "kind")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    for participant_id, position, kind, n in rows.iterator(chunk_size=CHUNK):
+        counts[participant_id, position][kind] = n
+    return counts
+
+
+def flags_per_participant(study: Study) -> dict[int, dict[str, int]]:
+    totals: dict[int, dict[str, int]] = defaultdict(dict)
+    for (participant_id, _), kinds in flag_counts(study).items():
+        for kind, n in kinds.items():
+            totals[participant_id][kind] = totals[participant_id].get(kind, 0) + n
+    return totals
+
 
 # --- participants ------------------------------------------------------------------------
 
 
 def participant_rows(study: Study) -> Iterator[dict]:
     exclusions = active_exclusions(study)
+    flags = flags_per_participant(study)
     titles = {s.position: s.title for s in study_steps(study)}
     assignments = {
         a["participant_id"]: a
@@ -31,6 +62,7 @@ def participant_rows(study: Study) -> Iterator[dict]:
             "reading_ms",
             "reading_server_ms",
             "reading_client_ms",
+            "reread_ms",
             "wpm",
         )
     }
@@ -50,6 +82,8 @@ def participant_rows(study: Study) -> Iterator[dict]:
             "duration_s": round((finished - p["started_at"]).total_seconds(), 1) if finished else "",
             "excluded": flag(p["excluded"]),
             "exclusion_reasons": ";".join(sorted(exclusions.get(p["id"], []))),
+            "flags": flag_summary(flags.get(p["id"], {})),
+            "flag_count": sum(flags.get(p["id"], {}).values()),
             "dialogue": a.get("dialogue__slug", ""),
             "case": a.get("dialogue__case__slug", ""),
             "condition": a.get("dialogue__condition", ""),
@@ -61,6 +95,7 @@ def participant_rows(study: Study) -> Iterator[dict]:
             "reading_ms": a.get("reading_ms"),
             "reading_server_ms": a.get("reading_server_ms"),
             "reading_client_ms": a.get("reading_client_ms"),
+            "reread_ms": a.get("reread_ms"),
             "wpm": "" if a.get("wpm") is None else round(a["wpm"], 1),
         }
 
@@ -86,6 +121,13 @@ PARTICIPANT_COLUMNS = [
     col("group", "Screening group (e.g. mainstream, skeptical); empty without a screening step."),
     col("excluded", "1 if excluded from analysis (an active exclusion exists)."),
     col("exclusion_reasons", "Active exclusion reasons, ';'-separated: attention, recall, wpm, manual."),
+    col(
+        "flags",
+        "Flags (evidence of automated or careless answering, for review; never an exclusion by "
+        "themselves) as kind:count, ';'-separated, by kind, e.g. 'fast_page:2;honeypot:1'; empty: none. "
+        f"Kinds: {FLAG_KINDS}. Thresholds: docs/decisions.md.",
+    ),
+    col("flag_count", "Number of flags (0: none)."),
     col("dialogue", "Slug of the assigned dialogue (empty if none was assigned)."),
     col("case", "Slug of the dialogue's case."),
     col("condition", "baseline, anchoring, fallacy_oversight, pro_jargon or verbosity."),
@@ -96,11 +138,20 @@ PARTICIPANT_COLUMNS = [
     col("words", "Words in the dialogue's six turns."),
     col(
         "reading_ms",
-        "Reading time of the dialogue used for wpm (browser's active time when plausible, else server time).",
+        "Reading time on the dialogue page (browser's active time when plausible, else server time).",
     ),
     col("reading_server_ms", "Server time from serving the dialogue step to its submission."),
     col("reading_client_ms", "Browser-measured time the dialogue page was visible and focused."),
-    col("wpm", "Words per minute on the dialogue: words / (reading_ms / 60000)."),
+    col(
+        "reread_ms",
+        "Time the debate was open again on the judgement page, visible, focused and on screen (browser's "
+        "figure, capped by the server's time on that page); empty when the page offered no recap.",
+    ),
+    col(
+        "wpm",
+        "Words per minute on the dialogue: words / ((reading_ms + reread_ms) / 60000). The study's cap "
+        "applies to it: an exclusion at the cap is lifted when re-reading brings the speed under it.",
+    ),
     col("user_agent", "The browser's User-Agent at the first visit (first 300 characters)."),
 ]
 
@@ -109,13 +160,19 @@ PARTICIPANT_COLUMNS = [
 
 
 def step_time_rows(study: Study) -> Iterator[dict]:
+    flags = flag_counts(study)
     queryset = (
         StepVisit.objects.filter(participant__study=study, participant__is_preview=False)
         .order_by("participant_id", "position")
         .values()
     )
     for v in queryset.iterator(chunk_size=CHUNK):
-        yield {**v, "shown_at": iso(v["shown_at"]), "submitted_at": iso(v["submitted_at"])}
+        yield {
+            **v,
+            "shown_at": iso(v["shown_at"]),
+            "submitted_at": iso(v["submitted_at"]),
+            "flags": flag_summary(flags.get((v["participant_id"], v["position"]), {})),
+        }
 
 
 STEP_TIME_COLUMNS = [
@@ -128,13 +185,29 @@ STEP_TIME_COLUMNS = [
     col("client_active_ms", "Milliseconds the page was visible and focused, measured by the browser."),
     col("client_hidden_ms", "Milliseconds the page was hidden (another tab or app)."),
     col("client_blurs", "Times the page lost focus or visibility."),
+    col(
+        "flags",
+        "Flags raised by this step's pages, as kind:count, ';'-separated (kinds as in the "
+        "participants table); empty: none.",
+    ),
 ]
 
 
 # --- responses ---------------------------------------------------------------------------
 
 
+def text_entries(study: Study) -> dict[tuple[int, int, str], dict]:
+    """How each free-text answer was written, by (participant id, position, response key)."""
+    rows = (
+        TextEntry.objects.filter(participant__study=study, participant__is_preview=False)
+        .exclude(key="")
+        .values("participant_id", "position", "key", "keys", "pastes", "pasted_chars", "typing_ms")
+    )
+    return {(r["participant_id"], r["position"], r["key"]): r for r in rows.iterator(chunk_size=CHUNK)}
+
+
 def response_rows(study: Study) -> Iterator[dict]:
+    texts = text_entries(study)
     queryset = (
         Response.objects.filter(participant__study=study, participant__is_preview=False)
         .order_by("participant_id", "position", "id")
@@ -152,8 +225,13 @@ def response_rows(study: Study) -> Iterator[dict]:
         )
     )
     for r in queryset.iterator(chunk_size=CHUNK):
+        text = texts.get((r["participant_id"], r["position"], r["key"]), {})
         yield {
             **r,
+            "text_keys": text.get("keys"),
+            "text_pastes": text.get("pastes"),
+            "text_pasted_chars": text.get("pasted_chars"),
+            "text_typing_ms": text.get("typing_ms"),
             "prolific_pid": r["participant__prolific_pid"],
             "is_check": flag(r["is_check"]),
             "passed": flag(r["passed"]),
@@ -174,6 +252,21 @@ RESPONSE_COLUMNS = [
     col("is_check", "1 if the item is an attention or recall check."),
     col("passed", "For checks: 1 if answered as instructed, 0 if not."),
     col("created_at", "When the answer was stored (UTC)."),
+    col(
+        "text_keys",
+        "Free-text answers: key presses in the field, counted by the browser (never what was typed); "
+        "empty for other answers, or when the browser sent no counts.",
+    ),
+    col("text_pastes", "Free-text answers: paste (and drop) events in the field."),
+    col(
+        "text_pasted_chars",
+        "Free-text answers: characters pasted (may exceed the answer's length if pasted text was "
+        "deleted; the pasted share is min(text_pasted_chars, length) / length).",
+    ),
+    col(
+        "text_typing_ms",
+        "Free-text answers: typing time, the sum of the gaps between key presses, each counted up to 2 s.",
+    ),
 ]
 
 

@@ -26,12 +26,17 @@ def col(name: str, description: str, key: str | None = None) -> Column:
 
 
 STUDY = col("study", "The study's slug, so that the tables of several studies can be concatenated.")
+STUDY_SHA256 = col(
+    "study_sha256",
+    "SHA-256 of the study's snapshot frozen when it went live (settings, steps, items, content and "
+    "model settings; `manage.py verify_study` recomputes it). Empty for a study never live.",
+)
 
 
 @dataclass(frozen=True)
 class Table:
-    """An export table: `columns` start with the study's slug; `rows(study)` are the rows of
-    the table's own columns, and `rows_for(study)` adds the slug."""
+    """An export table: `columns` start with the study's slug and snapshot hash; `rows(study)`
+    are the rows of the table's own columns, and `rows_for(study)` adds those two."""
 
     name: str
     description: str
@@ -39,11 +44,11 @@ class Table:
     rows: Callable[[Study], Iterator[dict]]
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "columns", [STUDY, *self.columns])
+        object.__setattr__(self, "columns", [STUDY, STUDY_SHA256, *self.columns])
 
     def rows_for(self, study: Study) -> Iterator[dict]:
         for row in self.rows(study):
-            row["study"] = study.slug
+            row["study"], row["study_sha256"] = study.slug, study.snapshot_sha256
             yield row
 
 

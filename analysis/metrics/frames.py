@@ -17,7 +17,7 @@ import pandas as pd
 
 # Column kinds: "int" (Int64, or float when a value is not whole), "float", "flag" (nullable
 # boolean from "1"/"0"/""), "str" (text, empty = NA), "datetime" (ISO 8601, UTC).
-_COMMON = {"study": "str"}
+_COMMON = {"study": "str", "study_sha256": "str"}
 
 SCHEMAS: dict[str, dict[str, str]] = {
     "participants": {
@@ -37,6 +37,8 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "attention_failures": "int",
         "excluded": "flag",
         "exclusion_reasons": "str",
+        "flags": "str",
+        "flag_count": "int",
         "dialogue": "str",
         "case": "str",
         "condition": "str",
@@ -48,6 +50,7 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "reading_ms": "int",
         "reading_server_ms": "int",
         "reading_client_ms": "int",
+        "reread_ms": "int",
         "wpm": "float",
         "group": "str",
         "user_agent": "str",
@@ -63,6 +66,10 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "is_check": "flag",
         "passed": "flag",
         "created_at": "datetime",
+        "text_keys": "int",
+        "text_pastes": "int",
+        "text_pasted_chars": "int",
+        "text_typing_ms": "int",
     },
     "step_times": {
         "participant_id": "int",
@@ -74,6 +81,7 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "client_active_ms": "int",
         "client_hidden_ms": "int",
         "client_blurs": "int",
+        "flags": "str",
     },
     "judgements": {
         "participant_id": "int",
@@ -122,13 +130,16 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "consultant_side": "str",
         "consultant_side_mode": "str",
         "consultant_correct": "flag",
+        "consultant_side_fallback": "flag",
         "phase": "str",
         "initial_answer": "str",
         "initial_confidence": "float",
         "initial_correct": "flag",
+        "initial_p_correct": "float",
         "final_answer": "str",
         "final_confidence": "float",
         "final_correct": "flag",
+        "final_p_correct": "float",
         "justification": "str",
         "judge_questions": "int",
         "rounds": "int",

@@ -225,6 +225,7 @@ def synthetic_a(
             reading_ms=round(words / max(wpm, 50) * 60000),
             reading_server_ms=round(words / max(wpm, 50) * 60000) + 900,
             reading_client_ms=round(words / max(wpm, 50) * 60000),
+            reread_ms=0,
             wpm=round(wpm, 1),
         )
         participants.append(p)

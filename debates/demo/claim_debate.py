@@ -72,6 +72,7 @@ CLAIM_DEBATE_STUDY = {
     "screened_out_code": "CCLAIMSCREEN",
     "estimated_minutes": 20,
     "attention_failures_to_end": 2,
+    "pilot": True,  # the demo runs on the offline model and without a Prolific STUDY_ID
     "target_per_item": 3,
     "steps": [
         {"kind": "consent", "title": "Information and consent", "config": {"text": CONSENT}},
@@ -139,7 +140,15 @@ CLAIM_DEBATE_STUDY = {
                     "text": "To show you are reading, please select 'Disagree' for this question.",
                     "options": LIKERT4,
                     "expected_answer": ["Disagree"],
-                }
+                },
+                {
+                    # A nonsensical statement on a scale with no midpoint (a kind Prolific allows).
+                    "key": "attention_2",
+                    "kind": "likert",
+                    "text": "I have never used a computer or a phone.",
+                    "options": LIKERT4,
+                    "expected_answer": ["Strongly disagree", "Disagree"],
+                },
             ],
         },
         {"kind": "claim_debrief", "title": "Thank you", "config": {"text": DEBRIEF}},

@@ -46,6 +46,7 @@ MYSTERY_STUDY = {
     "no_consent_code": "CMYSTNOCON",
     "estimated_minutes": 15,
     "attention_failures_to_end": 2,
+    "pilot": True,  # the demo runs on the offline model and without a Prolific STUDY_ID
     "wpm_cap": 500,
     "target_per_item": 6,
     "steps": [

@@ -30,6 +30,7 @@ PERSUASION_PAIRS_STUDY = {
     "no_consent_code": "CPAIRNOCON",
     "estimated_minutes": 10,
     "attention_failures_to_end": 2,
+    "pilot": True,  # the demo runs on the offline model and without a Prolific STUDY_ID
     "steps": [
         {"kind": "consent", "title": "Information and consent", "config": {"text": CONSENT}},
         {

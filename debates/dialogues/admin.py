@@ -7,9 +7,19 @@ from django import forms
 from django.contrib import admin
 from django.urls import path
 
-from debates.admin_base import ImportForm, ReadOnlyAdmin, import_page
+from debates.admin_base import ImportForm, InUseAdmin, ReadOnlyAdmin, import_page
+from debates.dialogues import services
 from debates.dialogues.imports import cases_import
-from debates.models import BiasReport, Case, Dialogue, DialogueAssignment, Judgement, StudyDialogue, Turn
+from debates.models import (
+    BiasReport,
+    Case,
+    ConditionTarget,
+    Dialogue,
+    DialogueAssignment,
+    Judgement,
+    StudyDialogue,
+    Turn,
+)
 
 
 class StudyDialogueInline(admin.TabularInline):
@@ -22,6 +32,16 @@ class StudyDialogueInline(admin.TabularInline):
     def has_delete_permission(self, request, obj=None) -> bool:
         # Deactivate a dialogue instead of deleting it once participants have it.
         return obj is None or obj.locked_at is None
+
+
+class ConditionTargetInline(admin.TabularInline):
+    model = ConditionTarget
+    extra = 0
+    verbose_name = "target for a condition"
+    verbose_name_plural = (
+        "Condition targets (participants per condition across its dialogues; the least-filled "
+        "condition is filled first)"
+    )
 
 
 class TurnInline(admin.StackedInline):
@@ -54,7 +74,7 @@ class CaseImportForm(ImportForm):
 
 
 @admin.register(Case)
-class CaseAdmin(admin.ModelAdmin):
+class CaseAdmin(InUseAdmin):
     list_display = ["title", "slug", "culprit", "rival", "dialogue_count"]
     search_fields = ["title", "slug"]
     readonly_fields = ["slug", "imported_at"]
@@ -63,6 +83,9 @@ class CaseAdmin(admin.ModelAdmin):
     def get_urls(self):
         view = self.admin_site.admin_view(self.import_view)
         return [path("import/", view, name="debates_case_import"), *super().get_urls()]
+
+    studies_using = staticmethod(services.case_studies)
+    new_version = staticmethod(lambda case: services.case_new_version(case=case))
 
     @admin.display(description="Dialogues")
     def dialogue_count(self, case: Case) -> int:

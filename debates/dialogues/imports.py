@@ -9,9 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import Q
 
 from debates.imports import Checker, PosDict, PosList, open_document
-from debates.models import Case, Dialogue, DialogueAssignment, Turn, count_words
+from debates.models import Case, Dialogue, DialogueAssignment, StudyDialogue, Turn, count_words
 
 FORMAT = "rostrum.cases/1"
 CONDITIONS = [c.value for c in Dialogue.Condition]
@@ -42,6 +43,7 @@ def cases_parse(text: str) -> tuple[list[dict], list[dict]]:
     known = {c["slug"]: c for c in cases} | _existing_cases(raw_dialogues, cases)
     dialogues = _check_dialogues(check, raw_dialogues, known)
     _check_locked_dialogues(check, dialogues)
+    _check_locked_cases(check, cases)
     check.raise_if_any()
     return cases, dialogues
 
@@ -225,6 +227,8 @@ def _check_locked_dialogues(check: Checker, dialogues: list[dict]) -> None:
     assigned = set(
         DialogueAssignment.objects.filter(dialogue__slug__in=slugs).values_list("dialogue__slug", flat=True)
     )
+    offered = Dialogue.objects.filter(slug__in=slugs, case__in=Case.objects.filter(_in_use()))
+    assigned |= set(offered.values_list("slug", flat=True))
     existing = {
         d.slug: d
         for d in Dialogue.objects.filter(slug__in=assigned).select_related("case").prefetch_related("turns")
@@ -244,7 +248,30 @@ def _check_locked_dialogues(check: Checker, dialogues: list[dict]) -> None:
             check.add(
                 d["_line"],
                 f"dialogues (slug {d['slug']!r})",
-                "participants have already read this dialogue, so it cannot change; "
+                "participants have already read this dialogue, or a running study offers it, so it "
+                "cannot change; give the new version a new slug",
+            )
+
+
+def _in_use() -> Q:
+    """Cases a study with real participants offers a dialogue of."""
+    offered = StudyDialogue.objects.filter(study__locked_at__isnull=False).values("dialogue__case")
+    return Q(pk__in=offered)
+
+
+CASE_FIELDS = ("title", "story", "suspects", "culprit", "rival", "evidence", "recall")
+
+
+def _check_locked_cases(check: Checker, cases: list[dict]) -> None:
+    """A case a running study uses keeps its story, suspects, culprit and rival."""
+    used = {c.slug: c for c in Case.objects.filter(_in_use(), slug__in=[c["slug"] for c in cases]).distinct()}
+    for c in cases:
+        old = used.get(c["slug"])
+        if old is not None and any(getattr(old, f) != c[f] for f in CASE_FIELDS):
+            check.add(
+                c["_line"],
+                f"cases (slug {c['slug']!r})",
+                "a study participants have taken uses this case, so it cannot change; "
                 "give the new version a new slug",
             )
 
@@ -254,7 +281,7 @@ def cases_import(*, text: str) -> CaseImportSummary:
     cases, dialogues = cases_parse(text)
     summary = CaseImportSummary()
     for c in cases:
-        fields = {k: c[k] for k in ("title", "story", "suspects", "culprit", "rival", "evidence", "recall")}
+        fields = {k: c[k] for k in CASE_FIELDS}
         _, created = Case.objects.update_or_create(slug=c["slug"], defaults=fields)
         summary.cases_created += created
         summary.cases_updated += not created

@@ -3,14 +3,14 @@ was manipulated, and answer a recall question about the dialogue."""
 
 from __future__ import annotations
 
-import random
-
 from django import forms
 
 from debates.dialogues import services
-from debates.models import Dialogue, StudyDialogue
+from debates.draws import draw_record
+from debates.models import ConditionTarget, Dialogue, StudyDialogue
 from participants.forms import TEXT_MAX, SliderField
 from participants.services import Answer, responses_record
+from studies.randomness import study_rng
 from studies.registry import StepContext, StepKind, StepOutcome
 
 BIAS_CHOICES = [
@@ -24,6 +24,24 @@ BIAS_CHOICES = [
 
 def stances(dialogue: Dialogue) -> list[dict]:
     return [{"side": side, "suspect": dialogue.suspect_for(side), "css": side.lower()} for side in ("A", "B")]
+
+
+def quota_problems(study) -> list[str]:
+    """Condition targets the study's active dialogues cannot reach."""
+    problems = []
+    slots = list(StudyDialogue.objects.filter(study=study, active=True).select_related("dialogue"))
+    labels = dict(Dialogue.Condition.choices)
+    for row in ConditionTarget.objects.filter(study=study):
+        mine = [s for s in slots if s.dialogue.condition == row.condition]
+        label = labels.get(row.condition, row.condition)
+        if row.target and not mine:
+            problems.append(f'the condition "{label}" has a target of {row.target} but no active dialogue.')
+        elif mine and all(s.target is not None for s in mine) and sum(s.target for s in mine) < row.target:
+            problems.append(
+                f'the condition "{label}" has a target of {row.target}, but its dialogues\' own targets '
+                f"add up to {sum(s.target for s in mine)}, so it can never fill: raise them or clear one."
+            )
+    return problems
 
 
 class DialogueBoundKind(StepKind):
@@ -102,6 +120,12 @@ class DialogueKind(DialogueBoundKind):
     passive = True
     needs_dialogue_step_before = False
 
+    def check_study(self, study, step, steps) -> list[str]:
+        problems = super().check_study(study, step, steps)
+        if step is next(s for s in steps if s.kind == self.key):
+            problems += quota_problems(study)
+        return problems
+
     def submit(self, ctx: StepContext, form: forms.Form) -> StepOutcome | None:
         services.reading_record(ctx=ctx, assignment=self.assignment(ctx))
         return None
@@ -145,6 +169,14 @@ class JudgementForm(forms.Form):
         )
 
 
+def reread_ms(data) -> int | None:
+    """The browser's figure for the time the debate was open again (static/js/reading.js)."""
+    try:
+        return min(max(int(data.get("_reread_ms", "")), 0), 86_400_000)
+    except (TypeError, ValueError):
+        return None
+
+
 class JudgementKind(DialogueBoundKind):
     key = "judgement"
     label = "Judgement"
@@ -157,7 +189,10 @@ class JudgementKind(DialogueBoundKind):
 
     def submit(self, ctx: StepContext, form: forms.Form) -> StepOutcome | None:
         data = form.cleaned_data
-        dialogue = self.assignment(ctx).dialogue
+        assignment = self.assignment(ctx)
+        dialogue = assignment.dialogue
+        if self.config(ctx.step)["show_recap"]:
+            services.reread_record(ctx=ctx, assignment=assignment, client_ms=reread_ms(form.data))
         services.judgement_record(
             ctx=ctx,
             dialogue=dialogue,
@@ -280,7 +315,8 @@ class RecallCheckKind(DialogueBoundKind):
     def question(self, ctx: StepContext) -> tuple[str, list[str], str]:
         """(question, options in this participant's order, expected answer)."""
         config = self.config(ctx.step)
-        dialogue = self.assignment(ctx).dialogue
+        assignment = self.assignment(ctx)
+        dialogue = assignment.dialogue
         recall = dialogue.case.recall
         if config["use_case_question"] and recall:
             text, options, expected = recall["question"], list(recall["options"]), recall["answer"]
@@ -288,7 +324,7 @@ class RecallCheckKind(DialogueBoundKind):
             side = config["about_side"]
             text = config["question"].replace("{side}", side)
             options, expected = list(dialogue.case.suspect_names), dialogue.suspect_for(side)
-        random.Random(ctx.participant.pk).shuffle(options)  # stable for this participant
+        study_rng(ctx.study, *services.recall_order_key(assignment)).shuffle(options)  # the same each time
         return text, options, expected
 
     def build_form(self, ctx: StepContext, data=None) -> forms.Form:
@@ -300,9 +336,13 @@ class RecallCheckKind(DialogueBoundKind):
         return form
 
     def submit(self, ctx: StepContext, form: forms.Form) -> StepOutcome | None:
-        _, _, expected = self.question(ctx)
+        _, options, expected = self.question(ctx)
         answer = form.cleaned_data["answer"]
         passed = answer == expected
+        key = services.recall_order_key(self.assignment(ctx))
+        draw_record(
+            participant=ctx.participant, purpose="recall_order", key=key, outcome={"options": options}
+        )
         responses_record(ctx=ctx, answers=[Answer(key="recall", value=answer, is_check=True, passed=passed)])
         if not passed:
             services.recall_failed(ctx=ctx, detail=f"answered {answer!r}, expected {expected!r}")

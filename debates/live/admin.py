@@ -7,7 +7,8 @@ from django import forms
 from django.contrib import admin
 from django.urls import path
 
-from debates.admin_base import ImportForm, ReadOnlyAdmin, import_page
+from debates.admin_base import ImportForm, InUseAdmin, ReadOnlyAdmin, import_page
+from debates.live import services
 from debates.live.imports import claims_import
 from debates.live.prompts import PromptError, check_template
 from debates.models import Claim, DebaterConfig, LiveSession, LiveTurn, StudyClaim
@@ -22,7 +23,7 @@ class StudyClaimInline(admin.TabularInline):
 
 
 @admin.register(Claim)
-class ClaimAdmin(admin.ModelAdmin):
+class ClaimAdmin(InUseAdmin):
     list_display = ["slug", "text", "truth", "domain", "source_counts"]
     list_filter = ["domain", "truth"]
     search_fields = ["slug", "text"]
@@ -32,6 +33,9 @@ class ClaimAdmin(admin.ModelAdmin):
     def get_urls(self):
         view = self.admin_site.admin_view(self.import_view)
         return [path("import/", view, name="debates_claim_import"), *super().get_urls()]
+
+    studies_using = staticmethod(services.claim_studies)
+    new_version = staticmethod(lambda claim: services.claim_new_version(claim=claim))
 
     @admin.display(description="Sources (true / false)")
     def source_counts(self, claim: Claim) -> str:
@@ -68,8 +72,10 @@ class DebaterConfigForm(forms.ModelForm):
 
 
 @admin.register(DebaterConfig)
-class DebaterConfigAdmin(admin.ModelAdmin):
+class DebaterConfigAdmin(InUseAdmin):
     form = DebaterConfigForm
+    studies_using = staticmethod(services.debater_config_studies)
+    new_version = staticmethod(lambda config: services.debater_config_new_version(config=config))
     list_display = ["name", "model", "temperature", "max_tokens", "seed", "template_version"]
     readonly_fields = ["template_version"]
 

@@ -21,7 +21,7 @@ from debates.imports import (
     looks_like_json,
     open_document,
 )
-from debates.models import Claim, LiveSession
+from debates.models import Claim, LiveSession, StudyClaim
 
 FORMAT = "rostrum.claims/1"
 CSV_COLUMNS = ["slug", "text", "truth", "domain", "side", "source_title", "source_excerpt", "source_url"]
@@ -167,24 +167,35 @@ def _csv_source(line: int, cells: dict, claim: dict, problems: list[ImportProble
     claim[f"sources_{side}"].append(source)
 
 
+CLAIM_FIELDS = ("text", "truth", "domain", "sources_true", "sources_false")
+
+
 def _check_locked(claims: list[dict]) -> None:
-    judged = set(
-        LiveSession.objects.filter(claim__slug__in=[c["slug"] for c in claims]).values_list(
+    """A claim participants have judged keeps its text and truth; one a running study offers
+    keeps everything (its sources too)."""
+    slugs = [c["slug"] for c in claims]
+    judged = set(LiveSession.objects.filter(claim__slug__in=slugs).values_list("claim__slug", flat=True))
+    offered = set(
+        StudyClaim.objects.filter(claim__slug__in=slugs, study__locked_at__isnull=False).values_list(
             "claim__slug", flat=True
         )
     )
-    existing = {c.slug: c for c in Claim.objects.filter(slug__in=judged)}
-    problems = [
-        ImportProblem(
-            c["_line"],
-            f"claims (slug {c['slug']!r})",
-            "participants have judged this claim, so its "
-            "text and truth cannot change; give a new version a new slug",
-        )
-        for c in claims
-        if c["slug"] in existing
-        and (existing[c["slug"]].text, existing[c["slug"]].truth) != (c["text"], c["truth"])
-    ]
+    existing = {c.slug: c for c in Claim.objects.filter(slug__in=judged | offered)}
+    problems = []
+    for c in claims:
+        old = existing.get(c["slug"])
+        if old is None:
+            continue
+        fields = CLAIM_FIELDS if c["slug"] in offered else ("text", "truth")
+        if any(getattr(old, f) != c[f] for f in fields):
+            problems.append(
+                ImportProblem(
+                    c["_line"],
+                    f"claims (slug {c['slug']!r})",
+                    "participants have judged this claim, or a running study offers it, so it cannot "
+                    "change; give a new version a new slug",
+                )
+            )
     if problems:
         raise ImportInvalid(problems)
 
@@ -202,7 +213,7 @@ class ClaimImportSummary:
 def claims_import(*, text: str, filename: str = "") -> ClaimImportSummary:
     summary = ClaimImportSummary()
     for claim in claims_parse(text, filename=filename):
-        fields = {k: claim[k] for k in ("text", "truth", "domain", "sources_true", "sources_false")}
+        fields = {k: claim[k] for k in CLAIM_FIELDS}
         _, created = Claim.objects.update_or_create(slug=claim["slug"], defaults=fields)
         summary.created += created
         summary.updated += not created

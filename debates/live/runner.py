@@ -254,5 +254,5 @@ async def _choose_consultant_side(session) -> None:
         error=error,
     )
     chosen = side or session.claim.true_side  # an unreadable answer: argue the evidence's side
-    await db(live_services.consultant_side_choose)(session_id=session.pk, side=chosen)
+    await db(live_services.consultant_side_choose)(session_id=session.pk, side=chosen, fallback=not side)
     session.consultant_side = chosen

@@ -7,20 +7,23 @@ the caller hands it to `debates.live.tasks.turns_start()`, which owns where turn
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
+from debates.draws import draw_record
 from debates.models import Claim, DebaterConfig, LiveSession, LiveTurn, StudyClaim
+from debates.versions import next_version
 from participants.models import Participant
 from participants.places import PlaceKind, least_filled, places_held
 from studies.models import Study
+from studies.randomness import block_value, study_rng
 from studies.registry import StepContext, StepUnavailable
+from studies.snapshot import digest
 
 Protocol = LiveSession.Protocol
 Phase = LiveSession.Phase
@@ -67,13 +70,25 @@ def _session_query():
     return LiveSession.objects.select_related("claim", "debater_a", "debater_b", "participant__study")
 
 
-def _cell_fill(study: Study, group: str, now: datetime) -> dict[tuple[str, int], int]:
+def _cell_fill(study: Study, group: str, now: datetime, exclude: Participant | None = None) -> dict:
     rows = LiveSession.objects.filter(participant__study=study, group=group)
-    return places_held(rows, ("protocol", "claim"), now)
+    hold = not study.exclusion_frees_place
+    return places_held(rows, ("protocol", "claim"), now, exclude=exclude, excluded_hold=hold)
 
 
 def _locked_claims(study: Study) -> list[StudyClaim]:
-    return list(StudyClaim.objects.select_for_update().filter(study=study, active=True).order_by("id"))
+    return list(
+        StudyClaim.objects.select_for_update()
+        .filter(study=study, active=True)
+        .select_related("claim")
+        .order_by("id")
+    )
+
+
+def _claim_targets(study: Study) -> dict[int, int]:
+    """Places per group × protocol cell, by claim: its own target, else the study's."""
+    rows = StudyClaim.objects.filter(study=study).values_list("claim_id", "target")
+    return {claim: target if target is not None else study.target_per_item for claim, target in rows}
 
 
 def live_session_assign(
@@ -81,8 +96,11 @@ def live_session_assign(
 ) -> None:
     """Give the participant the least-filled protocol × claim cell of their group.
 
-    Places count completed non-excluded participants plus unexpired leases, per screening
-    group; the study's rows of claims are locked so concurrent arrivals never over-fill.
+    Places count completed participants (not excluded ones, unless the study's exclusions do
+    not free places) plus unexpired leases, per screening group; the study's rows of claims
+    are locked so concurrent arrivals never over-fill. Ties, debater A's side and the
+    consultant's correctness come from the study's seed (sides and correctness by blocks
+    within each group × claim), and every draw is recorded.
     """
     study = participant.study
     with transaction.atomic():
@@ -100,11 +118,27 @@ def live_session_assign(
         if design.domain:
             claims = [s.claim_id for s in slots if s.claim_id in claims and s.claim.domain == design.domain]
         fill = _cell_fill(study, participant.group, now)
+        targets = _claim_targets(study)
         cells = [(p, c) for p in protocols for c in claims]
-        chosen = least_filled(cells, fill, study.target_per_item, preview=participant.is_preview)
+        group_sessions = LiveSession.objects.filter(participant__study=study, group=participant.group)
+        key = ("claim_cell", participant.group, group_sessions.count())
+        chosen = least_filled(
+            cells,
+            fill,
+            lambda cell: targets[cell[1]],
+            preview=participant.is_preview,
+            rng=study_rng(study, *key),
+        )
         if not chosen:
             raise StepUnavailable(Participant.Status.STUDY_FULL, "Every claim is full for this group.")
         protocol, claim_id = chosen[0]
+        claim = next(s.claim for s in slots if s.claim_id == claim_id)
+        draw_record(
+            participant=participant,
+            purpose="claim_cell",
+            key=key,
+            outcome={"protocol": protocol, "claim": claim.slug},
+        )
         LiveSession.objects.create(
             participant=participant,
             position=position,
@@ -115,33 +149,52 @@ def live_session_assign(
             max_message_chars=design.max_message_chars,
             created_at=now,
             last_activity_at=now,
-            **_sides(protocol, claim_id, design),
+            **_sides(participant, protocol, claim, design, group_sessions),
         )
 
 
-def _sides(protocol: str, claim_id: int, design: LiveDesign) -> dict:
+def _sides(participant: Participant, protocol: str, claim: Claim, design: LiveDesign, group_sessions) -> dict:
+    """Debater A's side (true or false, half each), or the consultant's side (correct for the
+    configured share, or its preferred side): block-randomised within the group × claim."""
+    study = participant.study
     configs = {
         c.name: c
         for c in DebaterConfig.objects.filter(
             name__in=[design.debater_a, design.debater_b, design.consultant]
         )
     }
+    earlier = group_sessions.filter(claim=claim, protocol=protocol).count()
     if protocol == Protocol.DEBATE:
+        key = ("side_a", participant.group, claim.slug)
+        side_a, block = block_value(study, key, earlier, 0.5, ("true", "false"))
+        draw_record(participant=participant, purpose="side_a", key=key, outcome={"side_a": side_a, **block})
         return {
-            "side_a": random.choice(["true", "false"]),  # which side debater A argues is counterbalanced
+            "side_a": side_a,
             "debater_a": configs[design.debater_a],
             "debater_b": configs[design.debater_b],
         }
-    truth = Claim.objects.get(pk=claim_id).true_side
     side = ""  # "preferred": the consultant picks its side when the chat starts
     if design.consultant_side == "random":
-        correct = random.random() < design.correct_share
-        side = truth if correct else ("false" if truth == "true" else "true")
+        key = ("consultant_correct", participant.group, claim.slug)
+        right, block = block_value(study, key, earlier, design.correct_share, ("correct", "incorrect"))
+        side = claim.true_side if right == "correct" else ("false" if claim.true_side == "true" else "true")
+        outcome = {"consultant": right, "side": side, **block}
+        draw_record(participant=participant, purpose="consultant_side", key=key, outcome=outcome)
     return {
         "consultant_side": side,
         "consultant_side_mode": design.consultant_side,
         "debater_a": configs[design.consultant],
     }
+
+
+def _claim_room(participant: Participant, now: datetime) -> bool:
+    """Back after a time-out: keep every claim cell only if each still has room."""
+    targets = _claim_targets(participant.study)
+    for session in LiveSession.objects.filter(participant=participant):
+        held = _cell_fill(participant.study, session.group, now, exclude=participant)
+        if held.get((session.protocol, session.claim_id), 0) >= targets.get(session.claim_id, 0):
+            return False
+    return True
 
 
 CLAIM_PLACES = PlaceKind(
@@ -150,13 +203,14 @@ CLAIM_PLACES = PlaceKind(
     key=("group", "protocol", "claim"),
     target=lambda participant, key: participant.study.target_per_item,
     lock=lambda participant: _locked_claims(participant.study),
+    room=_claim_room,
 )
 
 
 def study_claims_copy(*, source: Study, copy: Study) -> None:
-    """A duplicated study offers the same claims (active or not) as its source."""
+    """A duplicated study offers the same claims (active or not, with their targets)."""
     StudyClaim.objects.bulk_create(
-        StudyClaim(study=copy, claim_id=row.claim_id, active=row.active)
+        StudyClaim(study=copy, claim_id=row.claim_id, active=row.active, target=row.target)
         for row in StudyClaim.objects.filter(study=source).order_by("id")
     )
 
@@ -396,10 +450,14 @@ def stuck_turns(*, now: datetime | None = None) -> list[int]:
     )
 
 
-def consultant_side_choose(*, session_id: int, side: str) -> None:
+def consultant_side_choose(*, session_id: int, side: str, fallback: bool = False) -> None:
+    """The consultant's preferred side, once; `fallback` records that the model's choice
+    failed and the consultant argues the true side instead."""
     if side not in ("true", "false"):
         raise ValueError(side)
-    LiveSession.objects.filter(pk=session_id, consultant_side="").update(consultant_side=side)
+    LiveSession.objects.filter(pk=session_id, consultant_side="").update(
+        consultant_side=side, consultant_side_fallback=fallback
+    )
 
 
 ROLE_OF = {"A": "debater_a", "B": "debater_b", "C": "consultant"}
@@ -439,3 +497,70 @@ def turns_give_up(*, now: datetime | None = None) -> list[tuple[int, int]]:
         status=Status.FAILED, text="", error="the worker stopped answering"
     )
     return [(session_id, seq) for _, session_id, seq in found]
+
+
+# --- Content that a running study uses --------------------------------------------------
+
+
+def claim_studies(claim: Claim) -> QuerySet[Study]:
+    """The studies with real participants that offer this claim: it cannot change meanwhile."""
+    return Study.objects.filter(locked_at__isnull=False, study_claims__claim=claim).distinct()
+
+
+def debater_config_studies(config: DebaterConfig) -> QuerySet[Study]:
+    """The studies with real participants whose claim steps name this configuration."""
+    names = Q()
+    for field in ("debater_a", "debater_b", "consultant"):
+        names |= Q(**{f"steps__config__{field}": config.name})
+    return Study.objects.filter(names, locked_at__isnull=False, steps__kind="claim_session").distinct()
+
+
+@transaction.atomic
+def claim_new_version(*, claim: Claim) -> Claim:
+    copy = Claim.objects.get(pk=claim.pk)
+    copy.pk, copy.slug = None, next_version(Claim, "slug", claim.slug)
+    copy.save()
+    return copy
+
+
+@transaction.atomic
+def debater_config_new_version(*, config: DebaterConfig) -> DebaterConfig:
+    """A copy under a new name (a study's steps name their configurations: point a new
+    version of the study at it)."""
+    copy = DebaterConfig.objects.get(pk=config.pk)
+    copy.pk, copy.name, copy.template_version = None, next_version(DebaterConfig, "name", config.name), 1
+    copy.save()
+    return copy
+
+
+CLAIM_FIELDS_HASHED = ("slug", "text", "truth", "domain", "sources_true", "sources_false")
+DEBATER_FIELDS = ("name", "model", "temperature", "max_tokens", "seed", "max_words", "system_prompt")
+
+
+def snapshot_part(study: Study) -> tuple[str, dict]:
+    """For the study's frozen snapshot: its claims and the debater configurations its steps
+    name, each by the hash of its content."""
+    claims = [
+        {
+            "claim": row.claim.slug,
+            "active": row.active,
+            "target": row.target,
+            "sha256": digest({f: getattr(row.claim, f) for f in CLAIM_FIELDS_HASHED}),
+        }
+        for row in StudyClaim.objects.filter(study=study).select_related("claim").order_by("id")
+    ]
+    named = {
+        value
+        for step in study.steps.filter(kind="claim_session")
+        for key, value in step.config.items()
+        if key in ("debater_a", "debater_b", "consultant")
+    }
+    debaters = [
+        {
+            "name": c.name,
+            "template_version": c.template_version,
+            "sha256": digest({f: getattr(c, f) for f in DEBATER_FIELDS}),
+        }
+        for c in DebaterConfig.objects.filter(name__in=named).order_by("name")
+    ]
+    return "live", {"claims": claims, "debaters": debaters}

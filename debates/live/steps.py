@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from django import forms
 
+from debates import llm
 from debates.live import services as live_services
 from debates.live.services import LiveDesign, LiveError
 from debates.live.tasks import turns_start
@@ -70,8 +71,15 @@ class JudgementForm(forms.Form):
             choices=[("true", "True"), ("false", "False")],
             widget=forms.RadioSelect,
         )
-        confidence = SliderField(label="How confident are you?", min_value=0, max_value=100)
-        confidence.end_labels = ["0 — a pure guess", "100 — completely sure"]
+        # As paper 001 asks it: confidence in one's own answer, 0-100 %, read as the
+        # probability that the answer is right (the Brier score and calibration use it so).
+        confidence = SliderField(
+            label="How confident are you that your answer is correct?",
+            min_value=0,
+            max_value=100,
+            help_text="As a percentage: 100% means you are certain your answer is right.",
+        )
+        confidence.end_labels = ["0% — not at all confident", "100% — completely confident"]
         self.fields["confidence"] = confidence
         if justification_min is not None:
             self.fields["justification"] = forms.CharField(
@@ -119,9 +127,26 @@ class ClaimSessionKind(StepKind):
             problems.append("the study has no active claims (add them under Study claims).")
         names = set(DebaterConfig.objects.values_list("name", flat=True))
         config = self.config(step)
-        for field in ("debater_a", "debater_b", "consultant"):
+        roles = {"debater_a": "debater A", "debater_b": "debater B", "consultant": "the consultant"}
+        for field, role in roles.items():
             if config.get(field) not in names:
-                problems.append(f"{field}: no debater configuration named {config.get(field)!r}.")
+                problems.append(f'there is no debater configuration called "{config.get(field)}" for {role}.')
+        claims = StudyClaim.objects.filter(study=study, active=True)
+        domain = config.get("domain") or ""
+        if domain and not claims.filter(claim__domain=domain).exists():
+            problems.append(f'no active claim of the study is in the domain "{domain}".')
+        sessions = [s for s in steps if s.kind == self.key]
+        available = claims.count()
+        if sessions and step is sessions[-1] and 0 < available < len(sessions):
+            problems.append(
+                f"the study has {len(sessions)} claim steps but only {available} active claims, and each "
+                "participant needs a different claim in each step."
+            )
+        if llm.backend_name() == llm.OFFLINE and not study.pilot:
+            problems.append(
+                "the live debaters would be the offline stand-in, not a language model (the server runs "
+                "with LLM_BACKEND=offline): configure a model, or mark the study as a pilot."
+            )
         return problems
 
     def session(self, ctx: StepContext) -> LiveSession:

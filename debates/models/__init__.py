@@ -5,6 +5,7 @@ from debates.models.calls import LLMCall
 from debates.models.dialogues import (
     BiasReport,
     Case,
+    ConditionTarget,
     Dialogue,
     DialogueAssignment,
     Judgement,
@@ -12,6 +13,7 @@ from debates.models.dialogues import (
     Turn,
     count_words,
 )
+from debates.models.draws import RandomDraw
 from debates.models.live import Claim, DebaterConfig, LiveSession, LiveTurn, StudyClaim
 from debates.models.pairwise import Comparison, Excerpt, Instance, InstanceSet
 
@@ -20,6 +22,7 @@ __all__ = [
     "Case",
     "Claim",
     "Comparison",
+    "ConditionTarget",
     "DebaterConfig",
     "Dialogue",
     "DialogueAssignment",
@@ -30,6 +33,7 @@ __all__ = [
     "LLMCall",
     "LiveSession",
     "LiveTurn",
+    "RandomDraw",
     "StudyClaim",
     "StudyDialogue",
     "Turn",

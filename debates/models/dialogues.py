@@ -123,6 +123,9 @@ class StudyDialogue(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="study_dialogues")
     dialogue = models.ForeignKey(Dialogue, on_delete=models.PROTECT, related_name="+")
     active = models.BooleanField(default=True, help_text="Inactive dialogues get no new participants.")
+    target = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Places for this dialogue (empty: the study's target per item)."
+    )
 
     class Meta:
         ordering = ["study", "dialogue"]
@@ -145,9 +148,16 @@ class DialogueAssignment(models.Model):
     reading_server_ms = models.PositiveIntegerField(null=True, blank=True)
     reading_client_ms = models.PositiveIntegerField(null=True, blank=True)
     reading_ms = models.PositiveIntegerField(
-        null=True, blank=True, help_text="The reading time used for words per minute."
+        null=True, blank=True, help_text="Reading time on the dialogue page."
     )
-    wpm = models.FloatField(null=True, blank=True)
+    reread_ms = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Time the debate was open again on the judgement page (visible, focused, on screen).",
+    )
+    wpm = models.FloatField(
+        null=True, blank=True, help_text="Words per minute over reading_ms plus reread_ms."
+    )
 
     class Meta:
         indexes = [models.Index(fields=["study_dialogue"])]
@@ -182,3 +192,22 @@ class BiasReport(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["participant", "dialogue"], name="one_bias_report_per_dialogue")
         ]
+
+
+class ConditionTarget(models.Model):
+    """How many participants a condition (baseline, a bias) should get in a study, across its
+    dialogues: assignment fills the least-filled condition first, then its least-filled
+    dialogue (paper 000 over-samples baseline dialogues this way)."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="condition_targets")
+    condition = models.CharField(max_length=20, choices=Dialogue.Condition.choices)
+    target = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["study", "condition"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "condition"], name="one_target_per_condition")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_condition_display()}: {self.target}"

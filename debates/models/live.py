@@ -37,6 +37,11 @@ class StudyClaim(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="study_claims")
     claim = models.ForeignKey(Claim, on_delete=models.PROTECT, related_name="+")
     active = models.BooleanField(default=True, help_text="Inactive claims get no new participants.")
+    target = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Places per group × protocol cell of this claim (empty: the study's).",
+    )
 
     class Meta:
         ordering = ["study", "claim"]
@@ -112,6 +117,9 @@ class LiveSession(models.Model):
     side_a = models.CharField(max_length=5, choices=SIDES, blank=True, help_text="Debate: debater A's side.")
     consultant_side = models.CharField(max_length=5, choices=SIDES, blank=True)
     consultant_side_mode = models.CharField(max_length=10, blank=True, help_text="random or preferred.")
+    consultant_side_fallback = models.BooleanField(
+        default=False, help_text="Preferred side: the model's choice failed, so it argues the true side."
+    )
     debater_a = models.ForeignKey(DebaterConfig, on_delete=models.PROTECT, null=True, related_name="+")
     debater_b = models.ForeignKey(DebaterConfig, on_delete=models.PROTECT, null=True, related_name="+")
     max_message_chars = models.PositiveSmallIntegerField(default=500)

@@ -12,10 +12,11 @@ from django.urls import path, reverse
 from django.utils.html import format_html_join
 
 from common.downloads import streamed_download
-from debates.admin_base import ImportForm, ReadOnlyAdmin, import_page
+from debates.admin_base import ImportForm, InUseAdmin, ReadOnlyAdmin, import_page
 from debates.models import Comparison, Dialogue, InstanceSet, LiveSession
 from debates.pairwise.imports import set_csv_lines, set_import, set_json_lines
 from debates.pairwise.sampler import instance_set_build, instance_set_from_dialogues, live_excerpts
+from debates.pairwise.services import instance_set_new_version, instance_set_studies
 
 # Other apps add views of a set (e.g. its ranking, in `analysis`): callables (set) ->
 # [(label, url)] for the links on its row, and callables (admin_site) -> [path] for the views.
@@ -35,11 +36,13 @@ class InstanceSetImportForm(ImportForm):
 
 
 @admin.register(InstanceSet)
-class InstanceSetAdmin(admin.ModelAdmin):
+class InstanceSetAdmin(InUseAdmin):
     list_display = ["slug", "title", "instance_count", "per_pair", "annotations_per_instance", "links"]
     readonly_fields = ["shortfalls", "created_at"]
     actions = ["build_from_dialogues", "build_from_live_debates"]
     change_list_template = "admin/debates/instanceset/change_list.html"
+    studies_using = staticmethod(instance_set_studies)
+    new_version = staticmethod(lambda pool: instance_set_new_version(pool=pool))
 
     def get_urls(self):
         wrap = self.admin_site.admin_view
@@ -67,6 +70,11 @@ class InstanceSetAdmin(admin.ModelAdmin):
     def build_from_dialogues(self, request, queryset):
         dialogues = list(Dialogue.objects.select_related("case"))
         for pool in queryset:
+            if instance_set_studies(pool).exists():
+                self.message_user(
+                    request, f"{pool.slug}: a running study uses it; make a new version.", messages.ERROR
+                )
+                continue
             try:
                 sample = instance_set_from_dialogues(instance_set=pool, dialogues=dialogues)
             except ValueError as error:
@@ -87,6 +95,11 @@ class InstanceSetAdmin(admin.ModelAdmin):
             )
         )
         for pool in queryset:
+            if instance_set_studies(pool).exists():
+                self.message_user(
+                    request, f"{pool.slug}: a running study uses it; make a new version.", messages.ERROR
+                )
+                continue
             try:
                 sample = instance_set_build(
                     instance_set=pool, excerpts=live_excerpts(sessions, pool.excerpt_turns)

@@ -25,6 +25,7 @@ from debates.imports import (
 )
 from debates.models import Comparison, Excerpt, Instance, InstanceSet
 from debates.pairwise.sampler import ExcerptSpec, instance_set_build
+from debates.pairwise.services import instance_set_studies
 
 FORMAT = "rostrum.instances/1"
 SET_FIELDS = {"slug", "title", "seed", "excerpt_turns", "per_pair", "annotations_per_instance", "topic_label"}
@@ -233,6 +234,10 @@ def set_import(*, text: str, filename: str = "", into: InstanceSet | None = None
 
 
 def _ensure_unused(pool: InstanceSet) -> None:
+    if instance_set_studies(pool).exists():
+        raise ImportInvalid(
+            [ImportProblem(1, "set", f"a running study uses {pool.slug!r}: import as a new set")]
+        )
     if Comparison.objects.filter(instance__instance_set=pool).exists():
         raise ImportInvalid(
             [ImportProblem(1, "set", f"annotators have used {pool.slug!r}: import as a new set")]

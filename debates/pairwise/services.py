@@ -12,12 +12,18 @@ from collections import Counter
 from datetime import datetime
 
 from django.db import transaction
+from django.db.models import QuerySet
 
-from debates.models import Comparison, InstanceSet
+from debates.draws import draw_record
+from debates.models import Comparison, Instance, InstanceSet
+from debates.versions import next_version
 from participants.models import Participant
 from participants.places import PlaceKind, least_filled, places_held
 from participants.services import attention_failures_add
+from studies.models import Study
+from studies.randomness import study_rng
 from studies.registry import StepContext, StepOutcome, StepUnavailable
+from studies.snapshot import digest
 
 Choice = Comparison.Choice
 CHECKS = [
@@ -89,12 +95,16 @@ def comparisons_assign(
 ) -> None:
     """Lease the least-annotated instances this annotator has not seen, and interleave the
     attention checks at random positions. The set's row lock serialises concurrent
-    arrivals, so no instance is ever leased beyond its quota."""
-    rng = rng or random.Random()  # noqa: S311 (order and display, not security)
+    arrivals, so no instance is ever leased beyond its quota. The draws (ties, the checks'
+    places, which excerpt is shown first) come from the study's seed, keyed by the
+    annotator's ordinal in the set, and are recorded; `rng` replaces them (tests)."""
     with transaction.atomic():
         pool = InstanceSet.objects.select_for_update().get(pk=instance_set.pk)
         if Comparison.objects.filter(participant=participant, position=position).exists():
             return  # a second tab won the race
+        annotators = Comparison.objects.filter(instance__instance_set=pool).values("participant").distinct()
+        key = ("comparisons", pool.slug, annotators.count())
+        rng = rng or study_rng(participant.study, *key)
         seen = set(
             Comparison.objects.filter(
                 participant__prolific_pid=participant.prolific_pid, instance__instance_set=pool
@@ -123,6 +133,12 @@ def comparisons_assign(
             )
             for order, (instance_id, check) in enumerate(items, start=1)
         )
+        numbers = dict(pool.instances.values_list("pk", "number"))
+        rows = Comparison.objects.filter(participant=participant, position=position).order_by("order")
+        shown = [
+            {"instance": numbers[c.instance_id], "check": c.is_check, "swapped": c.swapped} for c in rows
+        ]
+        draw_record(participant=participant, purpose="comparisons", key=key, outcome={"sequence": shown})
 
 
 def with_checks(
@@ -169,3 +185,62 @@ INSTANCE_PLACES = PlaceKind(
     target=_annotations_wanted,
     lock=_locked_sets,
 )
+
+
+# --- Content that a running study uses --------------------------------------------------
+
+
+def instance_set_studies(pool: InstanceSet) -> QuerySet[Study]:
+    """The studies with real participants whose pairwise steps draw from this set."""
+    return Study.objects.filter(
+        locked_at__isnull=False, steps__kind="pairwise", steps__config__instance_set=pool.slug
+    ).distinct()
+
+
+@transaction.atomic
+def instance_set_new_version(*, pool: InstanceSet) -> InstanceSet:
+    """A copy of the set (its excerpts and instances) under a new slug, free to rebuild."""
+    copy = InstanceSet.objects.get(pk=pool.pk)
+    copy.pk, copy.slug = None, next_version(InstanceSet, "slug", pool.slug)
+    copy.save()
+    excerpts = {}
+    for excerpt in pool.excerpts.all():
+        old = excerpt.pk
+        excerpt.pk, excerpt.instance_set = None, copy
+        excerpt.save()
+        excerpts[old] = excerpt
+    Instance.objects.bulk_create(
+        Instance(
+            instance_set=copy,
+            number=i.number,
+            excerpt_1=excerpts[i.excerpt_1_id],
+            excerpt_2=excerpts[i.excerpt_2_id],
+            stance=i.stance,
+            interlocutor_1=i.interlocutor_1,
+            interlocutor_2=i.interlocutor_2,
+        )
+        for i in pool.instances.all()
+    )
+    return copy
+
+
+def snapshot_part(study: Study) -> tuple[str, dict]:
+    """For the study's frozen snapshot: the instance sets its steps draw from, by the hash of
+    their excerpts and instances."""
+    named = {s.config.get("instance_set") for s in study.steps.filter(kind="pairwise")}
+    sets = []
+    for pool in InstanceSet.objects.filter(slug__in=named).order_by("slug"):
+        content = {
+            "set": {
+                f: getattr(pool, f)
+                for f in ("slug", "seed", "excerpt_turns", "per_pair", "annotations_per_instance")
+            },
+            "excerpts": list(
+                pool.excerpts.order_by("key").values_list("key", "speaker_a", "stance", "turns")
+            ),
+            "instances": list(
+                pool.instances.order_by("number").values_list("number", "excerpt_1__key", "excerpt_2__key")
+            ),
+        }
+        sets.append({"instance_set": pool.slug, "sha256": digest(content)})
+    return "pairwise", {"instance_sets": sets}

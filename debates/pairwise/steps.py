@@ -62,8 +62,19 @@ class PairwiseKind(StepKind):
         config = self.config(step)
         pool = InstanceSet.objects.filter(slug=config.get("instance_set")).first()
         if pool is None:
-            return [f"no instance set {config.get('instance_set')!r}."]
-        return [] if pool.instances.exists() else [f"the instance set {pool.slug!r} has no instances."]
+            return [f'there is no instance set called "{config.get("instance_set")}".']
+        count, wanted = pool.instances.count(), int(config.get("per_annotator") or 0)
+        if count == 0:
+            return [f'the instance set "{pool.slug}" has no instances.']
+        if wanted > count:
+            return [
+                f"each annotator is to compare {wanted} instances, but the instance set "
+                f'"{pool.slug}" has only {count}.'
+            ]
+        return []
+
+    def attention_items(self, step) -> int:
+        return int(self.config(step).get("checks") or 0)
 
     def comparisons(self, ctx: StepContext) -> list[Comparison]:
         config = self.config(ctx.step)

@@ -4,6 +4,13 @@
  * time counts while the tab is in the background. Both survive a refresh of the same
  * step (sessionStorage), and are sent with the form as _active_ms, _hidden_ms, _blurs.
  * The server keeps its own clock too; the browser's figures are a second opinion.
+ *
+ * Free text: how it was written, never what. For each textarea of the step form the script
+ * counts key presses, pastes (and drops), the characters pasted, and the typing time (the
+ * gaps between key presses, each counted up to 2 s), and sends them with the form as
+ * _keys.NAME, _pastes.NAME, _pasted.NAME and _typing_ms.NAME. Pasted text is read only for
+ * its length; no key and no text is kept or sent: only counts and durations. The server
+ * clamps them and derives flags (participants/flags.py).
  */
 (function () {
   "use strict";
@@ -49,8 +56,72 @@
     form.elements._blurs.value = String(this.blurs);
   };
 
+  var TYPING_GAP_MS = 2000;
+
+  function Typing(key, box) {
+    this.box = box;
+    this.key = "rostrum-typing:" + key + ":" + box.name;
+    var saved = null;
+    try { saved = JSON.parse(sessionStorage.getItem(this.key) || "null"); } catch (e) { saved = null; }
+    this.keys = (saved && saved.keys) || 0;
+    this.pastes = (saved && saved.pastes) || 0;
+    this.pasted = (saved && saved.pasted) || 0;
+    this.typingMs = (saved && saved.typingMs) || 0;
+    this.last = null;
+    var self = this;
+    box.addEventListener("keydown", function () { self.keyPressed(); });
+    box.addEventListener("paste", function (event) {
+      self.inserted(event.clipboardData ? event.clipboardData.getData("text").length : 0);
+    });
+    box.addEventListener("drop", function (event) {
+      self.inserted(event.dataTransfer ? event.dataTransfer.getData("text").length : 0);
+    });
+  }
+  Typing.prototype.keyPressed = function () {
+    var now = performance.now();
+    if (this.last !== null) this.typingMs += Math.min(now - this.last, TYPING_GAP_MS);
+    this.last = now;
+    this.keys += 1;
+    this.save();
+  };
+  Typing.prototype.inserted = function (length) {
+    this.pastes += 1;
+    this.pasted += length;
+    this.save();
+  };
+  Typing.prototype.save = function () {
+    try {
+      sessionStorage.setItem(this.key, JSON.stringify({
+        keys: this.keys, pastes: this.pastes, pasted: this.pasted, typingMs: this.typingMs
+      }));
+    } catch (e) { /* storage may be disabled: the counts still go with the form */ }
+  };
+  Typing.prototype.fill = function (form) {
+    var name = this.box.name;
+    hidden(form, "_keys." + name, this.keys);
+    hidden(form, "_pastes." + name, this.pastes);
+    hidden(form, "_pasted." + name, this.pasted);
+    hidden(form, "_typing_ms." + name, Math.round(this.typingMs));
+  };
+
+  function hidden(form, name, value) {
+    var input = form.elements.namedItem(name);
+    if (!input) {
+      input = document.createElement("input");
+      input.type = "hidden";
+      input.name = name;
+      form.appendChild(input);
+    }
+    input.value = String(value);
+  }
+
   function setUpForm(form) {
     var timer = new Timer(form.getAttribute("data-timing-key"));
+    // One page of a step is one served page: a new page (of a multi-page step) counts afresh.
+    var pageKey = form.getAttribute("data-timing-key") + ":" + (form.getAttribute("data-page-key") || "");
+    var typings = Array.prototype.map.call(form.querySelectorAll("textarea[name]"), function (box) {
+      return new Typing(pageKey, box);
+    });
     var onChange = function () { timer.change(); };
     document.addEventListener("visibilitychange", onChange);
     window.addEventListener("focus", onChange);
@@ -63,6 +134,7 @@
       if (submitting) { event.preventDefault(); return; }
       submitting = true;
       timer.fill(form);
+      typings.forEach(function (typing) { typing.fill(form); });
       // Disable the buttons only after the browser has read the clicked one's value.
       setTimeout(function () {
         Array.prototype.forEach.call(form.querySelectorAll("button"), function (b) { b.disabled = true; });

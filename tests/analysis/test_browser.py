@@ -70,7 +70,8 @@ def test_an_analyst_browses_the_api_with_a_token(server, browser, study):
     expect(page.get_by_label("response info")).to_contain_text('"page_size": 2')
     expect(page.get_by_label("response info")).to_contain_text(study.slug)
     response = page.request.get(f"{server}/api/v1/studies/{study.slug}/tables/judgements.csv")
-    assert response.ok and response.text().splitlines()[0].startswith("study,participant_id")
+    assert response.ok and response.text().splitlines()[0].startswith("study,study_sha256,participant_id")
+    assert response.headers["x-study-sha256"] == study.snapshot_sha256
     assert len(response.text().splitlines()) == 7  # a header and six judgements
     schema = page.request.get(f"{server}/api/v1/schema/?format=json").json()
     assert "/api/v1/studies/{slug}/report/" in schema["paths"]

@@ -71,7 +71,7 @@ class TestExports:
         assert float(p["duration_s"]) >= 0
         responses = fetch(experimenter, questionnaire_study, "responses")
         keys = [r["key"] for r in responses]
-        assert keys == ["consent", "colour", "agree", "check_1", "age", "warmth", "why"]
+        assert keys == ["consent", "colour", "agree", "check_1", "check_2", "age", "warmth", "why"]
         check = next(r for r in responses if r["key"] == "check_1")
         assert (check["is_check"], check["passed"], check["value"]) == ("1", "0", "Agree")
         steps = fetch(experimenter, questionnaire_study, "step_times")

@@ -2,6 +2,7 @@
 the real `openai` client, streaming included, with rate limits, timeouts and garbage."""
 
 import secrets
+from decimal import Decimal
 
 import pytest
 from asgiref.sync import async_to_sync
@@ -151,12 +152,17 @@ def in_chat(study, model_name: str) -> LiveSession:
 
 
 def test_a_turn_is_written_by_the_model_and_recorded(openai_backend, claim_study):
-    session = in_chat(claim_study, model(":tokens=25"))
+    name = model(":tokens=25")
+    session = in_chat(claim_study, name)
     drain_turns(session.pk)
     first = LiveTurn.objects.filter(session=session).order_by("seq").first()
     assert first.status == "done" and len(first.text.split()) == 25
     call = LLMCall.objects.get(turn=first)
     assert call.backend == "openai" and call.tokens_out == 25 and call.error_kind == ""
+    assert call.model == name  # the configured model wrote it
+    config = session.debater_a
+    expected = (call.tokens_in * config.price_in_per_mtok + 25 * config.price_out_per_mtok) / 1_000_000
+    assert call.cost_usd == pytest.approx(expected, abs=Decimal("0.000001"))  # stored to six decimals
 
 
 def test_a_turn_the_model_keeps_failing_ends_failed_with_every_attempt_recorded(

@@ -5,6 +5,7 @@ from django.test import Client
 
 from participants.models import Participant
 from studies.models import Study
+from studies.services import study_set_status
 from tests.support.cast import Walker, entry_url, pid
 
 
@@ -104,7 +105,7 @@ class TestPreview:
     def test_staff_can_walk_a_draft_study_without_counting(
         self, questionnaire_study, staff_without_permissions
     ):
-        Study.objects.filter(pk=questionnaire_study.pk).update(status="draft")
+        study_set_status(study=questionnaire_study, status="draft")
         client = staff_without_permissions
         response = client.get(f"/s/{questionnaire_study.slug}/preview/")
         participant = Participant.objects.get()

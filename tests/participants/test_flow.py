@@ -8,6 +8,8 @@ from participants.models import Exclusion, Participant, Response, StepVisit
 from tests.support.cast import Walker
 from tests.support.studies import CONSENT_STEP, DEBRIEF_STEP, build_study
 
+PROLIFIC = "https://app.prolific.com/submissions/complete?cc="
+
 
 @pytest.fixture
 def walker(questionnaire_study):
@@ -29,7 +31,7 @@ class TestSteps:
         assert p.status == Participant.Status.COMPLETED
         assert p.finished_at is not None
         keys = set(Response.objects.filter(participant=p).values_list("key", flat=True))
-        assert keys == {"consent", "colour", "agree", "check_1", "age", "warmth", "why"}
+        assert keys == {"consent", "colour", "agree", "check_1", "check_2", "age", "warmth", "why"}
         assert StepVisit.objects.filter(participant=p).count() == 5
 
     def test_answers_are_stored_with_numeric_codes(self, walker):
@@ -188,7 +190,8 @@ class TestAttentionChecks:
         w = Walker(study)
         w.enter()
         w.walk(answers={"Checks": {"c1": "A", "c2": "A"}})
-        assert w.exit_url.endswith("cc=CFAIL")
+        assert not w.exit_url  # explained on a page of ours first, with the code and a button
+        assert f'href="{PROLIFIC}CFAIL"' in w.client.get(w.url).content.decode()
         p = participant(w)
         assert p.status == Participant.Status.FAILED_CHECK
         # The answers are kept, flagged as failed checks.
@@ -222,4 +225,5 @@ class TestAttentionChecks:
         w = Walker(study)
         w.enter()
         w.walk(answers={"Check": {"c": "A"}})
-        assert w.exit_url.endswith("cc=CFAIL")
+        assert participant(w).status == Participant.Status.FAILED_CHECK
+        assert f'href="{PROLIFIC}CFAIL"' in w.client.get(w.url).content.decode()

@@ -5,6 +5,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from studies.models import Question, Step, Study
+from studies.services import study_set_status
 from tests.support.cast import Walker
 from tests.support.studies import CONSENT_STEP, DEBRIEF_STEP, build_study
 
@@ -12,7 +13,7 @@ from tests.support.studies import CONSENT_STEP, DEBRIEF_STEP, build_study
 @pytest.mark.django_db
 class TestStepConfiguration:
     def test_a_step_is_configured_through_a_form_of_its_kind(self, experimenter, questionnaire_study):
-        Study.objects.filter(pk=questionnaire_study.pk).update(status="draft")
+        study_set_status(study=questionnaire_study, status="draft")
         consent = Step.objects.get(study=questionnaire_study, kind="consent")
         page = experimenter.get(f"/admin/studies/step/{consent.pk}/change/").content.decode()
         assert 'name="config_text"' in page and 'name="config_agree_label"' in page
@@ -34,7 +35,7 @@ class TestStepConfiguration:
         assert consent.title == "Consent, revised"
 
     def test_a_bad_config_value_is_refused_with_a_message(self, experimenter, mystery_study):
-        Study.objects.filter(pk=mystery_study.pk).update(status="draft")
+        study_set_status(study=mystery_study, status="draft")
         step = Step.objects.get(study=mystery_study, kind="judgement")
         page = experimenter.get(f"/admin/studies/step/{step.pk}/change/").content.decode()
         assert 'name="config_reasoning_min_length"' in page
@@ -122,6 +123,9 @@ class TestStepConfiguration:
             "attention_failures_to_end": 2,
             "wpm_cap": "",
             "target_per_item": 6,
+            "exclusion_frees_place": "on",
+            "seed": study.seed,
+            "analysis_plan": "",
             "steps-TOTAL_FORMS": 3,
             "steps-INITIAL_FORMS": 3,
             "steps-MIN_NUM_FORMS": 0,
@@ -134,6 +138,10 @@ class TestStepConfiguration:
             "study_claims-INITIAL_FORMS": 0,
             "study_claims-MIN_NUM_FORMS": 0,
             "study_claims-MAX_NUM_FORMS": 1000,
+            "condition_targets-TOTAL_FORMS": 0,
+            "condition_targets-INITIAL_FORMS": 0,
+            "condition_targets-MIN_NUM_FORMS": 0,
+            "condition_targets-MAX_NUM_FORMS": 1000,
         }
         for n, (step, position) in enumerate(zip(steps, [2, 1, 3])):
             data.update(

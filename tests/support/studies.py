@@ -10,7 +10,10 @@ from studies.services import study_build, study_set_status
 CONSENT_STEP = {"kind": "consent", "title": "Consent", "config": {"text": "Please agree."}}
 DEBRIEF_STEP = {"kind": "debrief", "title": "Thanks", "config": {"text": "Bye."}}
 
-# consent → three questionnaire pages (with one attention check) → debrief.
+# The STUDY_ID every test link carries (tests/support/cast.entry_url).
+STUDY_ID = "a" * 24
+
+# consent → three questionnaire pages (the second: two attention checks) → debrief.
 QUESTIONNAIRE_STEPS = [
     CONSENT_STEP,
     {
@@ -31,7 +34,14 @@ QUESTIONNAIRE_STEPS = [
                 "text": "Select 'Disagree' for this question.",
                 "options": ["Strongly disagree", "Disagree", "Agree", "Strongly agree"],
                 "expected_answer": ["Disagree"],
-            }
+            },
+            {
+                "key": "check_2",
+                "kind": "single_choice",
+                "text": "Which is a number? Choose 'Seven'.",
+                "options": ["Seven", "Blue", "Paris"],
+                "expected_answer": ["Seven"],
+            },
         ],
     },
     {
@@ -48,8 +58,10 @@ QUESTIONNAIRE_STEPS = [
 
 
 def build_study(steps: list[dict], **fields) -> Study:
-    """A study with these steps, live unless `status` says otherwise."""
+    """A study with these steps, live unless `status` says otherwise, with the Prolific
+    STUDY_ID the test links carry."""
     spec = {
+        "prolific_study_id": STUDY_ID,
         "slug": fields.pop("slug", f"study-{secrets.token_hex(4)}"),
         "title": "A test study",
         "completion_code": "CDONE",

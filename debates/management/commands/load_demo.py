@@ -46,7 +46,8 @@ class Command(BaseCommand):
 
     def print_links(self, base_url: str, studies: list[Study]) -> None:
         for study in studies:
-            self.stdout.write(f"\nStudy {study.slug!r} ({study.get_status_display()})")
+            pilot = ", a pilot: any STUDY_ID, the offline model" if study.pilot else ""
+            self.stdout.write(f"\nStudy {study.slug!r} ({study.get_status_display()}{pilot})")
             self.stdout.write(f"  Preview (staff):   {base_url}/s/{study.slug}/preview/")
             for n in range(1, 4):
                 pid, sid, sess = (secrets.token_hex(12) for _ in range(3))

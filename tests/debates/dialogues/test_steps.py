@@ -159,3 +159,47 @@ class TestJudgementAndChecks:
         w, a = self.walk_to(mystery_study, None)
         assert w.exit_url == "https://app.prolific.com/submissions/complete?cc=CMYSTDONE"
         assert Participant.objects.get(prolific_pid=w.pid).status == Participant.Status.COMPLETED
+
+
+@pytest.mark.django_db
+class TestRereading:
+    """The judgement page offers the debate again: time spent reading it there counts."""
+
+    def skim_then_judge(self, study, skim_s: float, judge_s: float, reread_ms: str):
+        w, a = start(study)
+        w.page()
+        backdate_shown(w, skim_s)
+        w.submit({"_active_ms": str(int(skim_s * 1000))})
+        w.walk(
+            stop_before="Your judgement", answers={"A quick question": {"attention_1": "Strongly disagree"}}
+        )
+        html, form = w.page()
+        assert (
+            'data-reread="_reread_ms"' in html.content.decode() and "js/reading.js" in html.content.decode()
+        )
+        backdate_shown(w, judge_s)
+        reasons = "The wax seal and the key were decisive."
+        w.submit({"side": "A", "confidence": "60", "reasoning": reasons, "_reread_ms": reread_ms}, form)
+        a.refresh_from_db()
+        return w, a
+
+    def test_a_skimmer_who_reads_the_recap_is_no_longer_excluded(self, mystery_study):
+        w, a = self.skim_then_judge(mystery_study, skim_s=20, judge_s=250, reread_ms="200000")
+        assert a.reading_ms == 20000 and a.reread_ms == 200000
+        assert a.wpm == pytest.approx(a.dialogue.words / (220000 / 60000))
+        assert a.wpm < mystery_study.wpm_cap
+        p = Participant.objects.get(prolific_pid=w.pid)
+        assert not p.excluded
+        lifted = Exclusion.objects.get(participant=p, reason=Exclusion.Reason.WPM)
+        assert lifted.revoked_at is not None and "re-reading on the judgement page" in lifted.revoke_note
+
+    def test_the_browsers_figure_is_capped_by_the_servers_time_on_the_page(self, mystery_study):
+        w, a = self.skim_then_judge(mystery_study, skim_s=20, judge_s=30, reread_ms="99999999")
+        assert 30000 <= a.reread_ms < 40000
+        assert a.wpm == pytest.approx(a.dialogue.words / ((20000 + a.reread_ms) / 60000))
+        assert Participant.objects.get(prolific_pid=w.pid).excluded  # still far too fast
+
+    def test_no_recap_opened_or_garbage_adds_nothing(self, mystery_study):
+        w, a = self.skim_then_judge(mystery_study, skim_s=300, judge_s=60, reread_ms="soon")
+        assert a.reread_ms == 0 and a.reading_ms == 300000
+        assert a.wpm == pytest.approx(a.dialogue.words / 5)

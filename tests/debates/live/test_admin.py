@@ -22,8 +22,8 @@ class TestLiveDebatesAdmin:
         assert "Imported: claims: 1 new" in response.content.decode()
         assert Claim.objects.get().truth is False
 
-    def test_a_prompt_template_with_an_unknown_placeholder_is_refused(self, experimenter, claim_study):
-        config = DebaterConfig.objects.get()
+    def test_a_prompt_template_with_an_unknown_placeholder_is_refused(self, experimenter, db):
+        config = DebaterConfig.objects.create(name="draft-debater")  # no running study uses it
         response = experimenter.post(
             f"/admin/debates/debaterconfig/{config.pk}/change/",
             {

@@ -217,7 +217,7 @@ def force_protocol(prolific_pid: str, protocol: str) -> LiveSession:
 def judge(page: Page, answer: str, confidence: int, justification: str = "") -> None:
     """The initial judgement (no justification) or the final one."""
     choose(page, "Is the claim true or false?", answer)
-    slide_to(page, "How confident are you?", confidence)
+    slide_to(page, "How confident are you that your answer is correct?", confidence)
     if justification:
         page.get_by_label("Explain your answer in a few sentences.").press_sequentially(justification)
         expect(page.locator(".counter")).to_have_text(re.compile("enough"))
@@ -365,6 +365,7 @@ def test_a_participant_judges_a_live_debate_and_a_second_claim_from_the_prolific
 
     expect(page.locator("h1")).to_have_text("A quick question")
     choose(page, "please select 'Disagree'", "Disagree")
+    choose(page, "I have never used a computer or a phone.", "Strongly disagree")
     submit(page, "Continue")
     expect(page.locator("h1")).to_have_text("Thank you")
     sessions = list(LiveSession.objects.filter(participant__prolific_pid=prolific_pid).order_by("position"))

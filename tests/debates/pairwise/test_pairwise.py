@@ -253,7 +253,9 @@ class TestSession:
             w.submit({"choice": choice}, form)
             if w.exit_url:
                 break
-        assert w.exit_url.endswith("cc=CPAIRFAIL")
+        assert not w.exit_url  # explained on a page of ours first, with the code and a button
+        page = w.client.get(w.url).content.decode()
+        assert 'href="https://app.prolific.com/submissions/complete?cc=CPAIRFAIL"' in page
         p = Participant.objects.get(prolific_pid=w.pid)
         assert p.status == Participant.Status.FAILED_CHECK and p.excluded
         assert [c.check_passed for c in comparisons_of(w) if c.is_check and c.answered_at] == [False, False]

@@ -21,7 +21,7 @@ class Report(models.Model):
         COMMAND = "command", "Command"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="reports")
-    design = models.CharField(max_length=1, help_text="The study design analysed: A, B or D.")
+    design = models.CharField(max_length=1, help_text="The study design analysed: A, B, C or D.")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     progress = models.PositiveSmallIntegerField(default=0, help_text="Percent done.")
     stage = models.CharField(max_length=120, blank=True, help_text="What the computation is doing now.")

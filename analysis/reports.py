@@ -2,7 +2,7 @@
 (`report.html`, `results.json`, the plots and the CSVs it used) and kept in the database.
 
 The same code serves every way of running it:
-- `manage.py analyze <study>` and `manage.py analyze --from-csv DIR --design A|B|D` write a
+- `manage.py analyze <study>` and `manage.py analyze --from-csv DIR --design A|B|C|D` write a
   folder; the analysis always reads the CSVs (exported first for a study), so a study's
   `results.json` and the one computed again from its exports are the same;
 - a `Report` row (admin button, API, nightly beat task) runs `report_run()` in a worker, or
@@ -35,10 +35,11 @@ from studies.services import study_steps
 log = logging.getLogger(__name__)
 
 # The step kind that makes a study one of the designs the analysis knows.
-DESIGN_OF_KIND = {"dialogue": "A", "claim_session": "B", "pairwise": "D"}
+DESIGN_OF_KIND = {"dialogue": "A", "claim_session": "B", "persuasion_dialogue": "C", "pairwise": "D"}
 DESIGN_NAMES = {
     "A": "Judging a pre-generated debate (paper 000)",
     "B": "Live debate and consultancy (paper 001)",
+    "C": "Formal persuasion dialogues and the logical ranking (paper 003)",
     "D": "Pairwise persuasiveness comparisons (paper 003)",
 }
 Progress = Callable[[int, str], None]
@@ -54,7 +55,8 @@ def study_design(study: Study) -> str:
         if step.kind in DESIGN_OF_KIND:
             return DESIGN_OF_KIND[step.kind]
     raise ValueError(
-        f"the study {study.slug!r} has no step the analysis knows (a dialogue, claim or pairwise step)"
+        f"the study {study.slug!r} has no step the analysis knows (a dialogue, claim, persuasion "
+        "dialogue or pairwise step)"
     )
 
 
@@ -87,14 +89,17 @@ def build_report(
     """Analyse the CSVs in `data` as `design` and write `results.json`, the plots and
     `report.html` into `out` (which may be `data`). Returns the results."""
     if design not in DESIGN_NAMES:
-        raise ValueError(f"unknown design {design!r}: use A, B or D")
+        raise ValueError(f"unknown design {design!r}: use A, B, C or D")
     # The statistics (pandas, SciPy, matplotlib) load only where a report is computed, not
     # in every web process.
+    from analysis.metrics import persuasion
     from analysis.metrics.frames import read_tables
     from analysis.metrics.report import analyze, figures
 
     progress(50, "reading the tables")
     tables = read_tables(data)
+    if design == "C":
+        tables.update(persuasion.read_tables(data))
     progress(55, "computing the statistics")
     results = analyze(tables, design, seed=seed, bootstrap=bootstrap or settings.REPORT_BOOTSTRAP)
     results["study_sha256"] = sorted(  # the frozen snapshots the data come from

@@ -17,7 +17,7 @@ from django.core.handlers.asgi import ASGIHandler  # noqa: E402
 from config.admission import HTTPConcurrencyLimit  # noqa: E402
 from config.embedded import start_beat  # noqa: E402
 from config.routing import websocket_urlpatterns  # noqa: E402
-from debates.live import tasks as live_tasks  # noqa: E402
+from debates.streaming import register_local_loop  # noqa: E402
 
 
 class SharedThreadASGIHandler(ASGIHandler):
@@ -47,7 +47,7 @@ class SharedThreadASGIHandler(ASGIHandler):
 
 
 class RegisterLoop:
-    """Tell the live turns which loop serves this process (see debates.live.tasks), and in
+    """Tell the streamed turns which loop serves this process (see debates.streaming), and in
     the embedded default start the periodic tasks there (see config.embedded)."""
 
     def __init__(self, app) -> None:
@@ -55,7 +55,7 @@ class RegisterLoop:
 
     async def __call__(self, scope, receive, send) -> None:
         loop = asyncio.get_running_loop()
-        live_tasks.register_local_loop(loop)
+        register_local_loop(loop)
         start_beat(loop)
         await self.app(scope, receive, send)
 

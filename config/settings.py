@@ -228,6 +228,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "debates.live.tasks.requeue_stuck_turns",
         "schedule": env_int("LIVE_WATCHDOG_SECONDS", 10, minimum=1),
     },
+    "persuasion-watchdog": {
+        "task": "debates.persuasion.tasks.watchdog",
+        "schedule": env_int("LIVE_WATCHDOG_SECONDS", 10, minimum=1),
+    },
     "nightly-reports": {
         "task": "analysis.tasks.nightly_reports",
         "schedule": crontab(minute=0, hour=env_int("REPORTS_NIGHTLY_HOUR", 3)),
@@ -348,6 +352,12 @@ LIVE_FLUSH_MS = env_int("LIVE_FLUSH_MS", 40 if REDIS_URL else 30, minimum=10)
 LIVE_STREAMS_PER_INTERVAL = env_int("LIVE_STREAMS_PER_INTERVAL", 25 if REDIS_URL else 10_000, minimum=1)
 # Threads for the turn writers' database work in a worker process (0: the one shared thread).
 LIVE_DB_THREADS = env_int("LIVE_DB_THREADS", 4)
+# Persuasion dialogues (design C): attempts at an agent's turn before the safe default move;
+# how often a connected participant's page checks the dialogue's clocks (time limit, silence,
+# a partner gone, the waiting room); model-versus-model dialogues run at once per batch.
+PERSUASION_TURN_ATTEMPTS = env_int("PERSUASION_TURN_ATTEMPTS", 2, minimum=1)
+PERSUASION_CHECK_SECONDS = env_int("PERSUASION_CHECK_SECONDS", 5, minimum=1)
+PERSUASION_BATCH_PARALLEL = env_int("PERSUASION_BATCH_PARALLEL", 8, minimum=1)
 
 LOGGING = {
     "version": 1,

@@ -20,6 +20,11 @@ class DebatesConfig(AppConfig):
         from debates.pairwise import admin as _pairwise_admin  # noqa: F401  (its models' admin)
         from debates.pairwise import services as pairwise
         from debates.pairwise import steps as pairwise_steps
+        from debates.persuasion import admin as _persuasion_admin  # noqa: F401  (its models' admin)
+        from debates.persuasion import content as persuasion_content
+        from debates.persuasion import offline as persuasion_offline
+        from debates.persuasion import steps as persuasion_steps
+        from debates.persuasion import tasks as _persuasion_tasks  # noqa: F401  (Celery tasks)
         from participants import places
         from studies import admin as studies_admin
         from studies import registry, snapshot
@@ -53,3 +58,9 @@ class DebatesConfig(AppConfig):
         registry.register_all(pairwise_steps.PairwiseKind)
         places.register(pairwise.INSTANCE_PLACES)
         snapshot.snapshot_parts.append(pairwise.snapshot_part)
+
+        # Design C: formal persuasion dialogues. Topics and agents are named in the step's
+        # configuration, so a duplicated study's steps already carry them.
+        registry.register_all(persuasion_steps.PersuasionKind)
+        persuasion_offline.register()  # the offline backend's answers (demo, tests)
+        snapshot.snapshot_parts.append(persuasion_content.snapshot_part)

@@ -10,7 +10,7 @@ from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
 from debates import llm
-from debates.models import LiveSession, LiveTurn, LLMCall
+from debates.models import LiveSession, LiveTurn, LLMCall, PersuasionDialogue, PersuasionTurn
 
 
 def llm_call_record(
@@ -22,6 +22,8 @@ def llm_call_record(
     error: llm.LLMError | None = None,
     session: LiveSession | None = None,
     turn: LiveTurn | None = None,
+    dialogue: PersuasionDialogue | None = None,
+    dialogue_turn: PersuasionTurn | None = None,
 ) -> LLMCall:
     """Store one call, successful (`result`) or not (`error`). `config` is whatever set the
     call up (a debater configuration, …): its `template_version` and its prices per million
@@ -31,10 +33,13 @@ def llm_call_record(
     tokens_out = getattr(result, "tokens_out", None)
     backend = getattr(result, "backend", None) or llm.backend_name()
     offline = backend == llm.OFFLINE
+    study_id = session.participant.study_id if session else dialogue.study_id if dialogue else None
     return LLMCall.objects.create(
-        study_id=session.participant.study_id if session else None,
+        study_id=study_id,
         session=session,
         turn=turn,
+        persuasion_dialogue=dialogue,
+        persuasion_turn=dialogue_turn,
         role=role,
         backend=backend,
         # The offline backend writes its own text: it is never the model a configuration names.

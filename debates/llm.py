@@ -370,9 +370,22 @@ CLOSINGS = [
 ]
 
 
+OfflineHandler = Callable[[LLMRequest], str]
+_offline_handlers: dict[str, OfflineHandler] = {}
+
+
+def register_offline(task: str, fn: OfflineHandler) -> None:
+    """Let a design write the offline reply to requests whose `hint["task"]` is `task`
+    (called from `AppConfig.ready()`; registering a task again replaces its handler)."""
+    _offline_handlers[task] = fn
+
+
 def offline_text(request: LLMRequest) -> str:
     """A reply assembled from the hint: the side argued, a cited source, the judge's question."""
     hint = request.hint
+    handler = _offline_handlers.get(hint.get("task"))
+    if handler is not None:
+        return handler(request)
     if hint.get("task") == "side_choice":
         return hint.get("preferred", "true")
     seed = int(hashlib.sha256(request.prompt_hash.encode()).hexdigest()[:8], 16)

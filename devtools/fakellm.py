@@ -54,6 +54,12 @@ What the ``openai`` client (3.51) raises: a ``fail`` status as ``BadRequestError
 ``json.JSONDecodeError`` (not an ``openai`` error), from ``create()`` or, when streaming,
 from the first iteration; ``cut`` as ``APIConnectionError`` while iterating, after the text.
 
+A test can choose the reply's text: ``FakeLLM(responder=fn)`` calls ``fn(body)`` with the parsed
+request body (a dict) where the usual reply would be written (so ``ttft``, ``tps``, ``timeout``,
+``fail``, ``garbage`` and ``cut`` still apply); a string returned is the reply (streamed in
+pieces of one word plus its trailing space, one piece per token), None means the usual
+deterministic words. ``fn`` runs on the server's thread.
+
 Run it in the test's process (``run_in_thread``), in a separate one (``run_in_subprocess``),
 or from the command line: ``python -m devtools.fakellm --port 8999``.
 """
@@ -71,6 +77,7 @@ import logging
 import math
 import os
 import random
+import re
 import signal
 import socket
 import subprocess
@@ -91,6 +98,7 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 Headers = list[tuple[bytes, bytes]]
+Responder = Callable[[dict[str, Any]], str | None]
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_MODELS = ("fake",)
@@ -255,6 +263,11 @@ def words_text(indices: Iterable[int]) -> str:
     return "".join(VOCABULARY[i] + " " for i in indices)
 
 
+def text_pieces(text: str) -> list[str]:
+    """A chosen reply cut into tokens: each word with the spaces after it (leading spaces alone)."""
+    return re.findall(r"^\s+|\S+\s*", text)
+
+
 def reply_text(model: str, messages: Iterable[Mapping[str, Any]], max_tokens: int | None = None) -> str:
     """The text the server answers to these messages with this model string (for assertions)."""
     scenario = parse_model(model)
@@ -282,6 +295,7 @@ class ChatRequest:
     include_usage: bool
     max_tokens: int | None
     record_timing: bool
+    body: dict[str, Any] = dataclasses.field(default_factory=dict)  # the parsed request body
 
     @property
     def words(self) -> list[int]:
@@ -325,6 +339,7 @@ def parse_chat(payload: Any, key: str | None, headers: Mapping[str, str]) -> Cha
         include_usage=isinstance(stream_options, dict) and stream_options.get("include_usage") is True,
         max_tokens=_max_tokens(payload),
         record_timing=headers.get("x-record-timing") == "1",
+        body=payload,
     )
 
 
@@ -523,12 +538,16 @@ class Frames:
         head, tail = text.split(json.dumps(_DELTA_MARK), 1)
         self.head = b"data: " + head.encode()
         self.tail = tail.encode() + b"\n\n"
+        self.finish_reason = request.finish_reason
 
     def delta(self, delta: bytes) -> bytes:
         return self.head + delta + self.tail
 
     def token(self, index: int) -> bytes:
         return self.head + _CONTENT_DELTAS[index] + self.tail
+
+    def text(self, piece: str) -> bytes:
+        return self.delta(json.dumps({"content": piece}, separators=(",", ":")).encode())
 
     def role(self) -> bytes:
         return self.delta(_ROLE_DELTA)
@@ -537,7 +556,7 @@ class Frames:
         return b"data: " + json.dumps(payload, separators=(",", ":")).encode() + b"\n\n"
 
     def ending(self, usage: Mapping[str, int]) -> bytes:
-        choice = {"index": 0, "delta": {}, "logprobs": None, "finish_reason": self.request.finish_reason}
+        choice = {"index": 0, "delta": {}, "logprobs": None, "finish_reason": self.finish_reason}
         events = [self.event({**self.common, "choices": [choice]})]
         if self.request.include_usage:
             events.append(self.event({**self.common, "choices": [], "usage": usage}))
@@ -559,8 +578,10 @@ class FakeLLM:
         models: Iterable[str] = DEFAULT_MODELS,
         timing_cap: int = TIMING_CAP,
         record_timing: bool = False,
+        responder: Responder | None = None,
     ) -> None:
         self.models = tuple(models)
+        self.responder = responder  # the reply's text chosen by a test (None: the usual words)
         self.stats = Stats(timing_cap)
         self.record_timing = record_timing  # every stream, not only those asking by header
         self._gatherings: dict[str, tuple[int, asyncio.Event]] = {}
@@ -694,8 +715,13 @@ class FakeLLM:
 
     async def complete(self, exchange: Exchange, request: ChatRequest, arrived: float) -> None:
         await pause_until(arrived + request.scenario.timeout + request.scenario.ttft)
-        words = request.words
-        counts = usage(prompt_tokens(request.messages), len(words))
+        chosen = self.chosen_text(request)
+        if chosen is None:
+            words = request.words
+            content, count, finish_reason = words_text(words), len(words), request.finish_reason
+        else:
+            content, count, finish_reason = chosen, len(text_pieces(chosen)), "stop"
+        counts = usage(prompt_tokens(request.messages), count)
         payload = {
             "id": completion_id(),
             "object": "chat.completion",
@@ -705,9 +731,9 @@ class FakeLLM:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": words_text(words), "refusal": None},
+                    "message": {"role": "assistant", "content": content, "refusal": None},
                     "logprobs": None,
-                    "finish_reason": request.finish_reason,
+                    "finish_reason": finish_reason,
                 }
             ],
             "usage": counts,
@@ -718,7 +744,10 @@ class FakeLLM:
     async def stream(self, exchange: Exchange, request: ChatRequest, arrived: float) -> None:
         scenario = request.scenario
         frames = Frames(request, completion_id(), int(time.time()))
-        words = request.words
+        chosen = self.chosen_text(request)
+        words: list[Any] = request.words if chosen is None else text_pieces(chosen)
+        if chosen is not None:
+            frames.finish_reason = "stop"
         cut = scenario.cut is not None
         if cut:
             words = words[: scenario.cut]
@@ -738,7 +767,7 @@ class FakeLLM:
 
     @staticmethod
     async def send_tokens(
-        exchange: Exchange, frames: Frames, words: list[int], first_due: float, tps: float
+        exchange: Exchange, frames: Frames, words: list[Any], first_due: float, tps: float
     ) -> list[float]:
         """Send the role chunk and the tokens, paced; returns the send time of each token."""
         await pause_until(first_due)
@@ -750,10 +779,14 @@ class FakeLLM:
         for i, index in enumerate(words):
             if i:
                 await pause_until(sent[0] + i * interval)
-            chunk = frames.token(index)
+            chunk = frames.token(index) if isinstance(index, int) else frames.text(index)
             sent.append(time.perf_counter())
             await exchange.part(frames.role() + chunk if i == 0 else chunk)
         return sent
+
+    def chosen_text(self, request: ChatRequest) -> str | None:
+        """The responder's text for this request, or None for the usual words."""
+        return None if self.responder is None else self.responder(request.body)
 
     def count_reply(self, counts: Mapping[str, int]) -> None:
         self.stats.add("ok")

@@ -23,7 +23,7 @@ from websockets.sync.client import connect as ws_connect
 
 from devtools.formparse import StepForm, default_answers, parse_step
 
-DEMO_STUDIES = ("mystery-debate", "claim-debate", "persuasion-pairs")
+DEMO_STUDIES = ("mystery-debate", "claim-debate", "persuasion-pairs", "persuasion-live")
 MAX_PAGES = 40
 
 
@@ -53,6 +53,8 @@ class Participant:
                 return "finished page"
             if form.kind == "claim_session" and form.hidden.get("_phase") == "chat":
                 self.chat()
+            if form.kind == "persuasion_dialogue":
+                self.debate()
             answers = self.answers(form)
             if form.kind == "dialogue":
                 answers["_active_ms"] = str(self.reading_ms)
@@ -140,6 +142,38 @@ class Participant:
                     return
                 if state["next"] == "J":
                     ws.send(json.dumps(self.question(state)))
+
+    def debate(self) -> None:
+        """Take part in a persuasion dialogue until it ends: ask why, give reasons, and now
+        and then concede the opponent's initial claim (the offline agent concedes too)."""
+        token = self.url.rstrip("/").rsplit("/", 1)[-1]
+        parts = urlsplit(self.base)
+        scheme = "wss" if parts.scheme == "https" else "ws"
+        with ws_connect(
+            f"{scheme}://{parts.netloc}/ws/persuasion/{token}/", origin=self.base, open_timeout=20
+        ) as ws:
+            while True:
+                message = json.loads(ws.recv(timeout=180))
+                if message["type"] != "snapshot":
+                    continue
+                if message["ended"]:
+                    return
+                if message["my_turn"]:
+                    ws.send(json.dumps({"type": "say", "text": self.argument(message)}))
+
+    def argument(self, snapshot: dict) -> str:
+        other = "con" if snapshot["side"] == "pro" else "pro"
+        if snapshot["turns_played"] >= 6 and self.rng.random() < 0.25:
+            claim = snapshot["claims"][other].rstrip(".")
+            return f"I concede that {claim[:1].lower()}{claim[1:]}."
+        return self.rng.choice(
+            [
+                "Why do you think that?",
+                f"{snapshot['claims'][snapshot['side']]} Public investment pays for itself over time.",
+                "I hold my view because the evidence from other countries supports it.",
+                "What would change your mind?",
+            ]
+        )
 
     def question(self, state: dict) -> dict:
         if self.rng.random() < 0.5:

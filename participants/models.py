@@ -55,6 +55,12 @@ class Participant(models.Model):
     )
     visits = models.PositiveIntegerField(default=1, help_text="Entries through the study link.")
     user_agent = models.CharField(max_length=300, blank=True)
+    exit_code = models.CharField(
+        max_length=40,
+        blank=True,
+        help_text="A completion code set by a step (e.g. a partner left a persuasion dialogue); "
+        "empty: the study's code for the status.",
+    )
 
     class Meta:
         ordering = ["-started_at"]

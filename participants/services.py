@@ -258,7 +258,7 @@ def step_submit(
         _visit_record(participant, step, timing, now)
         participant.position, participant.shown_at = step.position + 1, now
         if outcome is not None:
-            participant_finish(participant=participant, status=outcome.end_status, now=now)
+            participant_finish(participant=participant, status=outcome.end_status, now=now, code=outcome.code)
         elif step.position >= len(ctx.steps):
             participant_finish(participant=participant, status=Status.COMPLETED, now=now)
     return participant
@@ -285,9 +285,10 @@ def _visit_record(participant: Participant, step: Step, timing: ClientTiming, no
     )
 
 
-def participant_finish(*, participant: Participant, status: str, now: datetime) -> None:
-    Participant.objects.filter(pk=participant.pk).update(status=status, finished_at=now)
-    participant.status, participant.finished_at = status, now
+def participant_finish(*, participant: Participant, status: str, now: datetime, code: str = "") -> None:
+    """End the participant's study with a status (and, if a step says so, its own code)."""
+    Participant.objects.filter(pk=participant.pk).update(status=status, finished_at=now, exit_code=code)
+    participant.status, participant.finished_at, participant.exit_code = status, now, code
 
 
 def participant_mark_returned(*, participant: Participant) -> None:
@@ -389,6 +390,8 @@ def exclusion_revoke(*, exclusion: Exclusion, by=None, note: str = "") -> None:
 
 
 def exit_code(participant: Participant) -> str:
+    if participant.exit_code:
+        return participant.exit_code
     study = participant.study
     return {
         Status.COMPLETED: study.completion_code,

@@ -34,6 +34,7 @@ class StepOutcome:
 
     end_status: str
     detail: str = ""
+    code: str = ""  # the completion code to leave with, instead of the study's for the status
 
 
 @dataclass

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from analysis.access import pseudonymise
-from analysis.exports import dialogues, draws, live, pairwise, participants
+from analysis.exports import dialogues, draws, live, pairwise, participants, persuasion
 from analysis.exports.items import study_items
 from analysis.exports.table import Table
 from common.downloads import csv_line
@@ -27,6 +27,8 @@ TABLES: dict[str, Table] = {
         live.LIVE_TURNS,
         pairwise.COMPARISONS,
         draws.DRAWS,
+        persuasion.PERSUASION_DIALOGUES,
+        persuasion.PERSUASION_MOVES,
     ]
 }
 

@@ -1,6 +1,6 @@
 """Every figure of a design's analysis as one JSON-safe dict, and its plots as PNG bytes.
 
-    analyze(tables, "A" | "B" | "D", seed=0, bootstrap=1000, options=None) -> dict
+    analyze(tables, "A" | "B" | "C" | "D", seed=0, bootstrap=1000, options=None) -> dict
     figures(results) -> {name: PNG bytes}
 
 `tables` maps export table names to data frames (raw text as exported, or typed by
@@ -10,7 +10,7 @@ the same seed give byte-identical JSON. Bootstrap draws come from numpy Generato
 (seed, design stream).
 
 Top-level keys common to every design:
-    design            "A", "B" or "D"
+    design            "A", "B", "C" or "D"
     settings          {"seed", "bootstrap", "options"} (the options after defaults)
     n                 counts used (see per design)
     exclusion_flow    common.exclusion_flow: entered, failed_attention, failed_recall,
@@ -54,6 +54,30 @@ Design B (paper 001; tables claim_judgements, optional participants and response
     tables keys       exclusion_flow, fill, figure_1, protocol_comparison, table_1, figure_3,
                       table_2, brier, calibration, mixed_models
 
+Design C (paper 003 §3; table persuasion_dialogues, optional persuasion_moves, participants,
+and comparisons for the crowd's ranking; see metrics/persuasion.py for the definitions):
+    n                 dialogues, analysed, excluded_participant_dialogues, ended, open, sentences,
+                      participants, agents, topics, batches, studies
+    exclusion_flow    as above when a participants table is given, else None
+    fill              [{topic, pairing, dialogues, ended}]
+    outcomes          {overall, by_pairing [{pairing, ...}], by_topic [{topic, ...}], by_reason
+                      [{end_reason, dialogues, share}]}; a summary is {dialogues, ended, win,
+                      draw, abandoned, open, rates {win, draw, abandoned: proportion}}
+    agents            [{agent, appearances, against_humans, against_agents, won, lost, draw,
+                      abandoned, open, decided, win_rate, draw_rate, loss_rate}]
+    human_vs_ai       [{agent, dialogues, decided, abandoned, open, human_wins, agent_wins,
+                      draws, human_win_rate, agent_win_rate, draw_rate}]
+    moves             {by_author [{author, sentences, legal, refused, unclassified, fallback,
+                      refused_share, turns}], kinds [{author, kind, k, n, p, lo, hi}]}
+    logical_ranking   {draws, dialogues, wins, draws_counted, labels, win_matrix, strengths,
+                      ranking} (strengths as design D's) or None
+    crowd_ranking     {comparisons, annotators, labels, win_matrix, strengths, ranking} or None
+    ranking_agreement compare_rankings(logical, crowd) or None
+    self_play         model-versus-model dialogues of an agent with itself (left out of the ranking)
+    tables keys       exclusion_flow, fill, outcomes_by_pairing, end_reasons, outcomes_by_agent,
+                      human_vs_ai, move_kinds, logical_ranking, logical_win_matrix,
+                      logical_vs_crowd
+
 Design D (paper 003; tables comparisons, optional participants and responses):
     n                 participants, comparisons, valid, annotators, interlocutors, studies
     fill              [{instance_set, instance, valid}] valid answers per instance
@@ -76,12 +100,12 @@ import copy
 import numpy as np
 import pandas as pd
 
-from analysis.metrics import dialogues, live, pairwise
+from analysis.metrics import dialogues, live, pairwise, persuasion
 from analysis.metrics.agreement import as_ranks, compare_rankings
 from analysis.metrics.common import clean, exclusion_flow, exclusion_table, make_table, pct, rnd, sig
 from analysis.metrics.frames import TABLES, analysable, participant_key, typed, uses_study
 
-STREAMS = {"A": 1, "B": 2, "D": 4}
+STREAMS = {"A": 1, "B": 2, "C": 3, "D": 4}
 DEFAULT_OPTIONS = {
     "A": {"expertise_key": None, "expertise_prefix": "expertise"},
     "B": {
@@ -92,6 +116,7 @@ DEFAULT_OPTIONS = {
         "calibration_bins": 10,
         "quadrature_nodes": 20,
     },
+    "C": {"draws": "half", "alpha": 0.01, "exclude_excluded_participants": True},
     "D": {
         "subgroups": {"age": "age", "gender": "gender", "political_leaning": "political_leaning"},
         "age_edges": list(pairwise.DEFAULT_AGE_EDGES),
@@ -110,18 +135,25 @@ def analyze(
     bootstrap: int = 1000,
     options: dict | None = None,
 ) -> dict:
-    """All results of design "A", "B" or "D" (see the module docstring for the keys)."""
+    """All results of design "A", "B", "C" or "D" (see the module docstring for the keys)."""
     design = str(design).upper()
     if design not in STREAMS:
-        raise ValueError(f"design must be 'A', 'B' or 'D', got {design!r}")
+        raise ValueError(f"design must be 'A', 'B', 'C' or 'D', got {design!r}")
     merged = copy.deepcopy(DEFAULT_OPTIONS[design])
     unknown = set(options or {}) - set(merged)
     if unknown:
         raise ValueError(f"unknown option(s) for design {design}: {', '.join(sorted(unknown))}")
     merged.update(copy.deepcopy(options or {}))
     frames = {name: typed(name, df) for name, df in tables.items() if name in TABLES and df is not None}
+    frames.update(
+        {
+            name: persuasion.typed(name, df)
+            for name, df in tables.items()
+            if name in persuasion.TABLES and df is not None
+        }
+    )
     rng = np.random.default_rng([int(seed), STREAMS[design]])
-    run = {"A": _design_a, "B": _design_b, "D": _design_d}[design]
+    run = {"A": _design_a, "B": _design_b, "C": _design_c, "D": _design_d}[design]
     results = run(frames, rng, int(bootstrap), merged)
     results = {
         "design": design,
@@ -135,6 +167,8 @@ def figures(results: dict) -> dict[str, bytes]:
     """PNG plots of a results dict (from `analyze`), keyed by name."""
     from analysis.metrics import plots
 
+    if results.get("design") == "C":
+        return {name: plots._png(fig) for name, fig in _plots_c(results) if fig is not None}
     return plots.figures(results)
 
 
@@ -894,3 +928,456 @@ def _tables_d(r: dict, reference_names: list[str], alpha: float, bootstrap: int)
         )
     )
     return out
+
+
+# --- design C --------------------------------------------------------------------------------
+
+
+def _design_c(frames: dict, rng: np.random.Generator, bootstrap: int, options: dict) -> dict:
+    if "persuasion_dialogues" not in frames:
+        raise ValueError("table 'persuasion_dialogues' is missing (needed for design C)")
+    if options["draws"] not in persuasion.DRAW_RULES:
+        raise ValueError(f"option draws must be one of {', '.join(persuasion.DRAW_RULES)}")
+    every = frames["persuasion_dialogues"]
+    moves = frames.get("persuasion_moves")
+    participants = frames.get("participants")
+    comparisons = frames.get("comparisons")
+    alpha = float(options["alpha"])
+    skipped = {}
+    df, dropped = every, 0
+    if options["exclude_excluded_participants"]:
+        df, dropped = persuasion.exclude_excluded(every, participants)
+    if moves is not None and dropped and "dialogue_id" in moves.columns and "dialogue_id" in df.columns:
+        moves = moves[moves["dialogue_id"].isin(df["dialogue_id"])]
+    outcome = persuasion.outcomes(df)
+    if df.empty:
+        skipped["outcomes"] = "no dialogues"
+    if not (outcome.isin(persuasion.OUTCOMES)).any() and not df.empty:
+        skipped["outcomes"] = "no dialogue has ended yet"
+    agents = persuasion.per_agent(df)
+    if not agents:
+        skipped["agents"] = "no dialogue with an agent"
+    human_ai = persuasion.human_vs_ai(df)
+    if not human_ai:
+        skipped["human_vs_ai"] = "no human-versus-AI dialogue"
+    if moves is None:
+        skipped["moves"] = "no persuasion_moves table"
+    move_stats = persuasion.move_distribution(moves)
+    if moves is not None and not move_stats["by_author"]:
+        skipped["moves"] = "no classified sentences"
+    logical = persuasion.logical_ranking(
+        df, draws=options["draws"], replicates=bootstrap, rng=rng, alpha=alpha
+    )
+    if logical is None:
+        counted = persuasion.logical_outcomes(df, options["draws"])
+        agents_seen = set(counted["interlocutor_1"]) | set(counted["interlocutor_2"])
+        if counted.empty:
+            why = "no finished model-versus-model dialogue between two different agents"
+            if options["draws"] == "exclude" and not persuasion.logical_outcomes(df, "half").empty:
+                why += " with a winner (draws are left out: option draws='exclude')"
+        else:
+            why = f"needs at least two agents; the dialogues have {len(agents_seen)}"
+        skipped["logical_ranking"] = why
+    crowd = None
+    if comparisons is None:
+        skipped["crowd_ranking"] = "no comparisons table (design D) for the crowd's ranking"
+    else:
+        crowd = persuasion.crowd_ranking(
+            comparisons, participants, replicates=bootstrap, rng=rng, alpha=alpha
+        )
+        if crowd is None:
+            skipped["crowd_ranking"] = "no valid comparisons of two or more interlocutors"
+    agreement = persuasion.ranking_agreement(logical, crowd)
+    if agreement is None and "logical_ranking" not in skipped and "crowd_ranking" not in skipped:
+        skipped["ranking_agreement"] = "the two rankings share no agents"
+    elif agreement is not None and agreement["n"] < 2:
+        skipped["ranking_agreement"] = (
+            f"the two rankings share {agreement['n']} agent(s); agreement needs two or more"
+        )
+    elif agreement is None:
+        skipped["ranking_agreement"] = "needs both the logical and the crowd ranking"
+    fill = []
+    if not df.empty:
+        text = {c: df[c].astype(object).where(df[c].notna(), "").astype(str) for c in ("topic", "pairing")}
+        ended = outcome.isin(persuasion.OUTCOMES)
+        grouped = pd.DataFrame({**text, "ended": ended.to_numpy()}).groupby(["topic", "pairing"], sort=True)
+        fill = [
+            {"topic": t, "pairing": p, "dialogues": int(len(g)), "ended": int(g["ended"].sum())}
+            for (t, p), g in grouped
+        ]
+    people = set()
+    for side in ("pro", "con"):
+        column = f"{side}_participant_id"
+        if column in df.columns:
+            seat = df[df[column].notna()].assign(participant_id=lambda f, c=column: f[c])
+            people |= set(participant_key(seat, uses_study(seat)))
+    agent_names = set()
+    for side in ("pro", "con"):
+        if f"{side}_agent" in df.columns:
+            agent_names |= set(df[f"{side}_agent"].dropna().astype(str)) - {""}
+    results = {
+        "n": {
+            "dialogues": int(len(every)),
+            "analysed": int(len(df)),
+            "excluded_participant_dialogues": dropped,
+            "ended": int(outcome.isin(persuasion.OUTCOMES).sum()),
+            "open": int((outcome == "open").sum()),
+            "sentences": int(len(moves)) if moves is not None else None,
+            "participants": len(people),
+            "agents": len(agent_names),
+            "topics": int(df["topic"].nunique()) if "topic" in df.columns else 0,
+            "batches": sorted(set(df["batch"].dropna().astype(str)) - {""}) if "batch" in df.columns else [],
+            "studies": _studies(every, moves, participants),
+        },
+        "exclusion_flow": _flow(frames, "participants") if participants is not None else None,
+        "fill": fill,
+        "outcomes": persuasion.outcome_summary(df),
+        "agents": agents,
+        "human_vs_ai": human_ai,
+        "moves": move_stats,
+        "logical_ranking": logical,
+        "crowd_ranking": crowd,
+        "ranking_agreement": agreement,
+        "self_play": persuasion.self_play(df),
+        "skipped": skipped,
+    }
+    results["tables"] = _tables_c(results, options, bootstrap)
+    return results
+
+
+def _rate(prop: dict) -> str | None:
+    if prop.get("p") is None:
+        return None
+    return f"{100 * prop['p']:.1f} [{100 * prop['lo']:.1f}, {100 * prop['hi']:.1f}]"
+
+
+def _outcome_row(label: str, s: dict) -> list:
+    return [
+        label,
+        s["dialogues"],
+        s["ended"],
+        s["win"],
+        _rate(s["rates"]["win"]),
+        s["draw"],
+        _rate(s["rates"]["draw"]),
+        s["abandoned"],
+        _rate(s["rates"]["abandoned"]),
+        s["open"],
+    ]
+
+
+def _strength_rows(result: dict | None) -> list[list]:
+    if not result:
+        return []
+    rows = []
+    for name in result["ranking"]:
+        s = result["strengths"][name]
+        ci = None if s["lo"] is None else f"[{s['lo']:.3f}, {s['hi']:.3f}]"
+        ranks = None if s["rank_lo"] is None else f"{s['rank_lo']:g}–{s['rank_hi']:g}"
+        rows.append([s["rank"], name, rnd(s["strength"]), rnd(s["normalised"]), ci, ranks, s["wins"]])
+    return rows
+
+
+def _tables_c(r: dict, options: dict, bootstrap: int) -> list[dict]:
+    skipped = r["skipped"]
+    out = []
+    if r["exclusion_flow"]:
+        out.append(exclusion_table(r["exclusion_flow"]))
+    out.append(
+        make_table(
+            "fill",
+            "Dialogues per topic and pairing",
+            ["Topic", "Pairing", "Dialogues", "Ended"],
+            [[f["topic"], f["pairing"], f["dialogues"], f["ended"]] for f in r["fill"]],
+            "No dialogues." if not r["fill"] else "",
+        )
+    )
+    o = r["outcomes"]
+    columns = [
+        "Pairing",
+        "Dialogues",
+        "Ended",
+        "Wins",
+        "Win % [95% CI]",
+        "Draws",
+        "Draw % [95% CI]",
+        "Abandoned",
+        "Abandoned % [95% CI]",
+        "Open",
+    ]
+    rows = [_outcome_row("all", o["overall"])] + [_outcome_row(p["pairing"], p) for p in o["by_pairing"]]
+    note = (
+        "Rates over ended dialogues (won, drawn or abandoned); open dialogues are counted apart. "
+        "95% Wilson intervals."
+    )
+    if r["n"]["excluded_participant_dialogues"]:
+        note += (
+            f" {r['n']['excluded_participant_dialogues']} dialogue(s) with an excluded participant left out."
+        )
+    if "outcomes" in skipped:
+        note = f"Not computed: {skipped['outcomes']}. " + note
+    out.append(make_table("outcomes_by_pairing", "Outcomes by pairing", columns, rows, note))
+    out.append(
+        make_table(
+            "end_reasons",
+            "How the ended dialogues ended",
+            ["End reason", "Dialogues", "Share (%)", "95% CI"],
+            [
+                [x["end_reason"], x["dialogues"], pct(x["share"]["p"]), _ci(x["share"])]
+                for x in o["by_reason"]
+            ],
+            "conceded / retracted: a win by the rules; turn_limit / time_limit: a draw; the others: "
+            "abandonments.",
+        )
+    )
+    out.append(
+        make_table(
+            "outcomes_by_agent",
+            "Outcomes per agent configuration (each seat held is one appearance)",
+            [
+                "Agent",
+                "Appearances",
+                "vs humans",
+                "vs agents",
+                "Won",
+                "Lost",
+                "Drawn",
+                "Abandoned",
+                "Win % of decided [95% CI]",
+                "Draw % of decided [95% CI]",
+            ],
+            [
+                [
+                    a["agent"],
+                    a["appearances"],
+                    a["against_humans"],
+                    a["against_agents"],
+                    a["won"],
+                    a["lost"],
+                    a["draw"],
+                    a["abandoned"],
+                    _rate(a["win_rate"]),
+                    _rate(a["draw_rate"]),
+                ]
+                for a in r["agents"]
+            ],
+            f"Not computed: {skipped['agents']}."
+            if "agents" in skipped
+            else "Decided: won, lost or drawn (abandoned left out). An agent playing itself appears twice.",
+        )
+    )
+    out.append(
+        make_table(
+            "human_vs_ai",
+            "Human versus AI: how often the human won, per agent",
+            [
+                "Agent",
+                "Dialogues",
+                "Decided",
+                "Abandoned",
+                "Human wins",
+                "Human win % [95% CI]",
+                "Agent wins",
+                "Agent win % [95% CI]",
+                "Draws",
+                "Draw % [95% CI]",
+            ],
+            [
+                [
+                    h["agent"],
+                    h["dialogues"],
+                    h["decided"],
+                    h["abandoned"],
+                    h["human_wins"],
+                    _rate(h["human_win_rate"]),
+                    h["agent_wins"],
+                    _rate(h["agent_win_rate"]),
+                    h["draws"],
+                    _rate(h["draw_rate"]),
+                ]
+                for h in r["human_vs_ai"]
+            ],
+            f"Not computed: {skipped['human_vs_ai']}."
+            if "human_vs_ai" in skipped
+            else "Rates over decided dialogues (won or drawn); 95% Wilson intervals.",
+        )
+    )
+    m = r["moves"]
+    authors = [a["author"] for a in m["by_author"]]
+    kinds = list(dict.fromkeys(k["kind"] for k in m["kinds"]))
+    cell = {(k["author"], k["kind"]): k for k in m["kinds"]}
+    rows = [[kind] + [pct(cell[(a, kind)]["p"]) for a in authors] for kind in kinds]
+    rows += [["(legal sentences)"] + [a["legal"] for a in m["by_author"]]]
+    rows += [["(refused)"] + [a["refused"] for a in m["by_author"]]]
+    rows += [["(unclassified)"] + [a["unclassified"] for a in m["by_author"]]]
+    rows += [["(fallback classification)"] + [a["fallback"] for a in m["by_author"]]]
+    out.append(
+        make_table(
+            "move_kinds",
+            "Move kinds by author (% of legal sentences)",
+            ["Move"] + [f"{a} (%)" for a in authors],
+            rows if authors else [],
+            f"Not computed: {skipped['moves']}."
+            if "moves" in skipped
+            else "Each sentence is one move; shares among the sentences the protocol accepted. Wilson "
+            "intervals in results.json (moves.kinds).",
+        )
+    )
+    logical = r["logical_ranking"]
+    draws = {"half": "a draw counts half a win to each", "exclude": "draws are left out"}[options["draws"]]
+    strength_columns = [
+        "Rank",
+        "Agent",
+        "θ (log-strength)",
+        "θ̂ (min-max normalised)",
+        "95% bootstrap CI (θ)",
+        "95% rank range",
+        "Wins",
+    ]
+    note = (
+        f"Not computed: {skipped['logical_ranking']}."
+        if "logical_ranking" in skipped
+        else f"{logical['dialogues']} finished model-versus-model dialogues ({logical['wins']} won, "
+        f"{logical['draws_counted']} drawn); a win counts for the winner over the loser, {draws}. "
+        f"I-LSR (choix), regularisation {float(options['alpha']):g}; intervals: 2.5/97.5 percentiles "
+        f"over {bootstrap} resamples of the dialogues. Self-play ({r['self_play']}) left out."
+    )
+    out.append(
+        make_table(
+            "logical_ranking",
+            "Logical Bradley–Terry ranking of agents from dialogue outcomes",
+            strength_columns,
+            _strength_rows(logical),
+            note,
+        )
+    )
+    labels = logical["labels"] if logical else []
+    out.append(
+        make_table(
+            "logical_win_matrix",
+            "Model-versus-model win matrix (row beat column)",
+            [""] + labels,
+            [[label] + [rnd(w, 1) for w in row] for label, row in zip(labels, logical["win_matrix"])]
+            if logical
+            else [],
+            f"Not computed: {skipped['logical_ranking']}." if not logical else f"Draws: {draws}.",
+        )
+    )
+    crowd = r["crowd_ranking"]
+    agreement = r["ranking_agreement"]
+    names = sorted(set(labels) | set(crowd["labels"] if crowd else []))
+    rows = []
+    for name in names:
+        lr = logical["strengths"].get(name) if logical else None
+        cr = crowd["strengths"].get(name) if crowd else None
+        rows.append(
+            [
+                name,
+                lr["rank"] if lr else None,
+                rnd(lr["strength"]) if lr else None,
+                cr["rank"] if cr else None,
+                rnd(cr["strength"]) if cr else None,
+            ]
+        )
+    if agreement is not None and agreement["n"] >= 2:
+        note = (
+            f"On the {agreement['n']} agents both rank: Kendall's τ distance "
+            f"{rnd(agreement['kendall_tau_distance'])}, Spearman's footrule distance "
+            f"{rnd(agreement['footrule_distance'])} (0 = same order, 1 = reversed), Krippendorff's α "
+            f"ordinal {rnd(agreement['alpha_ordinal'])}, nominal {rnd(agreement['alpha_nominal'])}."
+        )
+        if agreement["only_in_a"] or agreement["only_in_b"]:
+            note += (
+                f" Only in the logical ranking: {', '.join(agreement['only_in_a']) or 'none'}; only in the "
+                f"crowd's: {', '.join(agreement['only_in_b']) or 'none'}."
+            )
+    else:
+        reasons = [
+            skipped[k] for k in ("logical_ranking", "crowd_ranking", "ranking_agreement") if k in skipped
+        ]
+        note = "No comparison: " + "; ".join(reasons) + "."
+    out.append(
+        make_table(
+            "logical_vs_crowd",
+            "Logical (dialogue outcomes) versus crowd (pairwise comparisons) ranking",
+            ["Agent", "Logical rank", "Logical θ", "Crowd rank", "Crowd θ"],
+            rows,
+            note,
+        )
+    )
+    return out
+
+
+def _plots_c(r: dict):
+    from analysis.metrics import plots
+
+    pairings = r["outcomes"]["by_pairing"]
+    if any(p["ended"] for p in pairings):
+        fig = plots._figure(max(6.0, 1.2 * len(pairings) + 3), 4.2)
+        ax = fig.add_subplot()
+        bottom = [0.0] * len(pairings)
+        for i, name in enumerate(persuasion.OUTCOMES):
+            values = [100 * (p["rates"][name]["p"] or 0) for p in pairings]
+            ax.bar(range(len(pairings)), values, bottom=bottom, color=plots.COLOURS[i], label=name)
+            bottom = [b + v for b, v in zip(bottom, values)]
+        ax.set_xticks(range(len(pairings)), [f"{p['pairing']}\nn={p['ended']}" for p in pairings])
+        ax.set_ylabel("% of ended dialogues")
+        ax.set_ylim(0, 100)
+        ax.set_title("Outcomes by pairing")
+        ax.legend(frameon=False, bbox_to_anchor=(1.01, 1), loc="upper left")
+        yield "outcomes", fig
+    human = [h for h in r["human_vs_ai"] if h["decided"]]
+    if human:
+        yield (
+            "human_vs_ai",
+            plots._accuracy_bars(
+                [f"{h['agent']}\nn={h['decided']}" for h in human],
+                {
+                    "human wins": [h["human_win_rate"] for h in human],
+                    "draws": [h["draw_rate"] for h in human],
+                },
+                "Human versus AI: human win and draw rates per agent (95% Wilson)",
+                "% of decided dialogues",
+            ),
+        )
+    m = r["moves"]
+    if m["by_author"]:
+        kinds = list(dict.fromkeys(k["kind"] for k in m["kinds"]))
+        series = {
+            a["author"]: [
+                next(k for k in m["kinds"] if k["author"] == a["author"] and k["kind"] == kind)
+                for kind in kinds
+            ]
+            for a in m["by_author"]
+        }
+        fig = plots._accuracy_bars(kinds, series, "Move kinds by author (95% Wilson)", "% of legal sentences")
+        yield "move_kinds", fig
+    logical, crowd = r["logical_ranking"], r["crowd_ranking"]
+    if logical:
+        order = logical["ranking"]
+        fig = plots._figure(8, max(4.0, 0.4 * len(order) + 1.5))
+        ax = fig.add_subplot()
+        ys = list(range(len(order)))[::-1]
+        for i, (name, result) in enumerate((("logical", logical), ("crowd", crowd))):
+            if not result:
+                continue
+            s = result["strengths"]
+            shown = [(y, n) for y, n in zip(ys, order) if n in s]
+            offset = -0.12 if i == 0 else 0.12
+            values = [s[n]["strength"] for _, n in shown]
+            y = [v + offset for v, _ in shown]
+            if all(s[n]["lo"] is not None for _, n in shown):
+                err = [
+                    [v - s[n]["lo"] for v, (_, n) in zip(values, shown)],
+                    [s[n]["hi"] - v for v, (_, n) in zip(values, shown)],
+                ]
+                ax.errorbar(values, y, xerr=err, fmt="o", capsize=3, color=plots.COLOURS[i], label=name)
+            else:
+                ax.plot(values, y, "o", color=plots.COLOURS[i], label=name)
+        ax.set_yticks(ys, order, fontsize=8)
+        ax.axvline(0, color="grey", lw=0.8, ls=":")
+        ax.set_xlabel("Bradley–Terry log-strength (mean 0), 95% bootstrap interval")
+        ax.set_title("Logical ranking of agents" + (" beside the crowd's" if crowd else ""))
+        ax.legend(frameon=False)
+        ax.grid(axis="x", alpha=0.3)
+        yield "strengths", fig

@@ -15,10 +15,21 @@ from django.db import transaction
 
 from debates.demo.claim_debate import CLAIM_DEBATE_STUDY, CLAIMS_FILE, DEBATERS
 from debates.demo.mystery import CASES_FILE, MYSTERY_STUDY
+from debates.demo.persuasion import AGENTS, BATCH, PERSUASION_HUMANS_STUDY, PERSUASION_LIVE_STUDY, TOPIC
 from debates.demo.persuasion_pairs import PAIRS_SET, PERSUASION_PAIRS_STUDY
 from debates.dialogues.imports import CaseImportSummary, cases_import
 from debates.live.imports import ClaimImportSummary, claims_import
-from debates.models import Claim, DebaterConfig, Dialogue, InstanceSet, StudyClaim, StudyDialogue
+from debates.models import (
+    AgentConfig,
+    Claim,
+    DebaterConfig,
+    Dialogue,
+    InstanceSet,
+    PersuasionBatch,
+    StudyClaim,
+    StudyDialogue,
+    Topic,
+)
 from debates.pairwise.sampler import instance_set_from_dialogues
 from studies.models import Study
 from studies.services import study_build, study_set_status
@@ -110,6 +121,40 @@ def pairs_study(*, set_overrides: dict | None = None, **overrides) -> Study:
     return _go_live(_study(PERSUASION_PAIRS_STUDY, overrides))
 
 
+def demo_persuasion_content() -> Topic:
+    """The demo topic and agent configurations (design C)."""
+    topic, _ = Topic.objects.get_or_create(slug=TOPIC["slug"], defaults=TOPIC)
+    for spec in AGENTS:
+        AgentConfig.objects.get_or_create(name=spec["name"], defaults=spec)
+    return topic
+
+
+@transaction.atomic
+def persuasion_study(*, humans: bool = False, **overrides) -> Study:
+    """`persuasion-live` (a participant against an AI agent), or with `humans`
+    `persuasion-humans` (participants paired in the waiting room)."""
+    demo_persuasion_content()
+    return _go_live(_study(PERSUASION_HUMANS_STUDY if humans else PERSUASION_LIVE_STUDY, overrides))
+
+
+def persuasion_batch(*, run: bool = True) -> PersuasionBatch:
+    """`demo-batch`: the three demo agents against each other, each on each side, on the
+    demo topic; with `run`, played here to the end (the offline model: a few seconds)."""
+    from debates.persuasion import batches
+    from debates.persuasion.tasks import run_here
+
+    topic = demo_persuasion_content()
+    batch, created = PersuasionBatch.objects.get_or_create(name=BATCH["name"], defaults=BATCH)
+    if created:
+        batch.topics.set([topic])
+        batch.agents.set(AgentConfig.objects.filter(name__in=[a["name"] for a in AGENTS]))
+    if run and batch.status != PersuasionBatch.Status.DONE:
+        for turn in batches.batch_start(batch_id=batch.pk):
+            run_here(turn.pk)
+        batch.refresh_from_db()
+    return batch
+
+
 @dataclass
 class DemoLoad:
     cases: CaseImportSummary
@@ -121,5 +166,11 @@ class DemoLoad:
 def load_all() -> DemoLoad:
     """Every demo study, with its content imported once."""
     cases, claims = demo_cases(), demo_claims()
-    studies = [mystery_study(content=False), claim_study(content=False), pairs_study()]
+    studies = [
+        mystery_study(content=False),
+        claim_study(content=False),
+        pairs_study(),
+        persuasion_study(),
+        persuasion_study(humans=True),
+    ]
     return DemoLoad(cases, claims, studies)

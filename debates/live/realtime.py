@@ -14,13 +14,12 @@ the buffer (the turn in progress).
 
 from __future__ import annotations
 
-import asyncio
-import weakref
 from typing import Literal, TypedDict
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
-from django.conf import settings
+
+from debates.streaming import stream_buffer as stream_buffer  # re-exported: design B's buffer
 
 
 class TurnStart(TypedDict):
@@ -99,67 +98,3 @@ async def abroadcast(session_id: int, message: Message) -> None:
 
 def broadcast(session_id: int, message: Message) -> None:
     async_to_sync(abroadcast)(session_id, message)
-
-
-# --- The stream buffer -------------------------------------------------------------------
-
-
-class _MemoryBuffer:
-    """The embedded default: generation and websockets share one process and one loop."""
-
-    def __init__(self) -> None:
-        self.texts: dict[int, str] = {}
-
-    async def append(self, turn_id: int, text: str) -> None:
-        self.texts[turn_id] = self.texts.get(turn_id, "") + text
-
-    async def get(self, turn_id: int) -> str:
-        return self.texts.get(turn_id, "")
-
-    async def clear(self, turn_id: int) -> None:
-        self.texts.pop(turn_id, None)
-
-
-class _RedisBuffer:
-    """Production: workers append, web servers read; one client per event loop."""
-
-    TTL_S = 3600
-
-    def __init__(self) -> None:
-        self._clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-    def _client(self):
-        import redis.asyncio as redis
-
-        loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
-            # redis-py 8's pool refuses, rather than waits, past max_connections (100).
-            client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=None, max_connections=2000)
-            self._clients[loop] = client
-        return client
-
-    def _key(self, turn_id: int) -> str:
-        return f"rostrum:turn:{turn_id}:text"
-
-    async def append(self, turn_id: int, text: str) -> None:
-        length = await self._client().append(self._key(turn_id), text)
-        if length == len(text.encode()):  # the first piece: the key is new, give it a lifetime
-            await self._client().expire(self._key(turn_id), self.TTL_S)
-
-    async def get(self, turn_id: int) -> str:
-        value = await self._client().get(self._key(turn_id))
-        return value.decode() if value else ""
-
-    async def clear(self, turn_id: int) -> None:
-        await self._client().delete(self._key(turn_id))
-
-
-_buffer: _MemoryBuffer | _RedisBuffer | None = None
-
-
-def stream_buffer() -> _MemoryBuffer | _RedisBuffer:
-    global _buffer
-    if _buffer is None:
-        _buffer = _RedisBuffer() if settings.REDIS_URL else _MemoryBuffer()
-    return _buffer

@@ -9,22 +9,14 @@ the next turns are started, is `debates.live.tasks`' business.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-
-from asgiref.sync import sync_to_async
-from django.conf import settings
-from django.db import close_old_connections, connection
 
 from debates import llm
 from debates.call_log import llm_call_record
 from debates.live import prompts
 from debates.live import services as live_services
 from debates.live.realtime import (
-    TurnDelta,
     TurnEnd,
     TurnFailed,
     TurnReset,
@@ -32,119 +24,9 @@ from debates.live.realtime import (
     abroadcast,
     stream_buffer,
 )
+from debates.streaming import Relay, db
 
 log = logging.getLogger(__name__)
-
-
-_db_pool: ThreadPoolExecutor | None = None
-
-
-def db(fn):
-    """Run ORM code from the loop, with stale connections dropped first (nothing else
-    closes them outside a request). With LIVE_DB_THREADS, on a small pool of threads (each
-    with its connection), so a burst of turns in one worker does not queue on one thread;
-    with 0, on the process's one thread-sensitive thread (the caller's thread in tests)."""
-
-    def call(*args, **kwargs):
-        if not connection.in_atomic_block:
-            close_old_connections()
-        return fn(*args, **kwargs)
-
-    if settings.LIVE_DB_THREADS <= 0:
-        return sync_to_async(call, thread_sensitive=True)
-    return sync_to_async(call, thread_sensitive=False, executor=_pool())
-
-
-def _pool() -> ThreadPoolExecutor:
-    global _db_pool
-    if _db_pool is None:
-        _db_pool = ThreadPoolExecutor(max_workers=settings.LIVE_DB_THREADS, thread_name_prefix="rostrum-db")
-    return _db_pool
-
-
-_streaming = 0  # turns this process is streaming right now
-
-
-def _load_factor() -> float:
-    """Stretch the frame interval when a process streams many turns at once, so frames per
-    second per process stay about constant: under load, fewer and larger frames instead of
-    a relay that falls behind (bench/live: at 50 streams per process, one frame per token
-    saturated the worker)."""
-    return max(1.0, _streaming / settings.LIVE_STREAMS_PER_INTERVAL)
-
-
-class Relay:
-    """Coalesces streamed text into frames and keeps the turn's heartbeat.
-
-    A frame goes out at once if the last one left at least the frame interval ago;
-    otherwise the text waits for a timer that fires when the interval is up. The interval
-    is LIVE_FLUSH_MS, stretched under load (see _load_factor), so no text waits longer
-    than it and a stream sends at most 1000/LIVE_FLUSH_MS frames a second.
-    """
-
-    def __init__(self, turn) -> None:
-        self.turn = turn
-        self.session_id = turn.session_id
-        self.pending: list[str] = []
-        self.sent = 0  # characters broadcast so far
-        self.last_flush = 0.0
-        self.interval = settings.LIVE_FLUSH_MS / 1000
-        self._lock = asyncio.Lock()
-        self._timer: asyncio.TimerHandle | None = None
-        self._flushing: set[asyncio.Task] = set()
-        self._heartbeat: asyncio.Task | None = None
-
-    async def on_text(self, piece: str) -> None:
-        self.pending.append(piece)
-        if self._timer is not None:
-            return
-        wait = self.interval * _load_factor() - (time.monotonic() - self.last_flush)
-        if wait <= 0:
-            await self.flush()
-        else:
-            self._timer = asyncio.get_running_loop().call_later(wait, self._on_timer)
-
-    def _on_timer(self) -> None:
-        self._timer = None
-        task = asyncio.ensure_future(self.flush())
-        self._flushing.add(task)
-        task.add_done_callback(self._flushing.discard)
-
-    async def flush(self) -> None:
-        """Send what is pending (in order: frames never overtake each other)."""
-        async with self._lock:
-            self.last_flush = time.monotonic()
-            if not self.pending:
-                return
-            text = "".join(self.pending)
-            self.pending.clear()
-            await stream_buffer().append(self.turn.pk, text)  # before the broadcast: see realtime
-            delta = TurnDelta(type="turn.delta", seq=self.turn.seq, offset=self.sent, text=text)
-            await abroadcast(self.session_id, delta)
-            self.sent += len(text)
-
-    async def finish(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if self._flushing:
-            await asyncio.gather(*self._flushing, return_exceptions=True)
-        await self.flush()
-
-    def start_heartbeat(self) -> None:
-        async def beat():
-            while True:
-                await asyncio.sleep(settings.LIVE_HEARTBEAT_S)
-                await db(live_services.turn_heartbeat)(turn_id=self.turn.pk)
-
-        self._heartbeat = asyncio.ensure_future(beat())
-
-    def stop(self) -> None:
-        if self._heartbeat is not None:
-            self._heartbeat.cancel()
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
 
 
 Start = Callable[[int, float], None]  # start(turn id, seconds to wait first)
@@ -171,10 +53,14 @@ async def run_turn(turn_id: int, start: Start | None = None) -> None:
             type="turn.start", seq=turn.seq, speaker=turn.speaker, round=turn.round, attempt=turn.attempts
         ),
     )
-    global _streaming
-    relay = Relay(turn)
-    relay.start_heartbeat()
-    _streaming += 1
+    relay = Relay(
+        turn_id=turn.pk,
+        seq=turn.seq,
+        send=lambda delta: abroadcast(session.pk, delta),
+        heartbeat=lambda: db(live_services.turn_heartbeat)(turn_id=turn.pk),
+        buffer=stream_buffer(),
+    )
+    relay.start()
     config = session.config_for(turn.speaker)
     role = live_services.ROLE_OF[turn.speaker]
     try:
@@ -193,7 +79,6 @@ async def run_turn(turn_id: int, start: Start | None = None) -> None:
         await _after_failure(turn, failure, shown=relay.sent > 0, start=start)
         return
     finally:
-        _streaming -= 1
         relay.stop()
     stored, due = await db(live_services.turn_done)(turn_id=turn.pk, text=result.text)
     if due is not None:

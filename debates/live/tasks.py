@@ -15,13 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import threading
 from collections.abc import Iterable
 
-try:  # as uvicorn's loop: less CPU per streamed frame
-    import uvloop
-except ImportError:  # pragma: no cover - uvloop is in requirements.txt
-    uvloop = None
 from celery import shared_task
 from django.conf import settings
 from django.db import transaction
@@ -30,6 +25,9 @@ from debates.live import runner
 from debates.live import services as live_services
 from debates.live.realtime import TurnFailed, broadcast
 from debates.models import LiveTurn
+from debates.streaming import process_loop, register_local_loop, spawn
+
+__all__ = ["dispatch", "generate_turn", "register_local_loop", "requeue_stuck_turns", "turns_start"]
 
 # --- The tasks ---------------------------------------------------------------------------
 
@@ -78,8 +76,7 @@ def dispatch(turn_id: int, delay: float = 0) -> None:
     if not settings.CELERY_TASK_ALWAYS_EAGER:
         generate_turn.apply_async(args=[turn_id], countdown=delay or None)
         return
-    local = _local_loop if _local_loop is not None and not _local_loop.is_closed() else None
-    _spawn(local or process_loop(), turn_id, delay)
+    spawn(lambda: _write(turn_id, delay))
 
 
 async def _write(turn_id: int, delay: float = 0) -> None:
@@ -91,41 +88,3 @@ async def _write(turn_id: int, delay: float = 0) -> None:
 
 async def _in_fresh_context(turn_id: int) -> None:
     await asyncio.get_running_loop().create_task(_write(turn_id), context=contextvars.Context())
-
-
-# --- Event loops -------------------------------------------------------------------------
-
-_local_loop: asyncio.AbstractEventLoop | None = None
-_process_loop: asyncio.AbstractEventLoop | None = None
-_process_lock = threading.Lock()
-_tasks: set[asyncio.Task] = set()
-
-
-def register_local_loop(loop: asyncio.AbstractEventLoop) -> None:
-    """The embedded server's loop: turns run there, beside the websockets (its watchdog is
-    the embedded beat's, see config.embedded)."""
-    global _local_loop
-    _local_loop = loop
-
-
-def process_loop() -> asyncio.AbstractEventLoop:
-    """This process's long-lived background loop (Celery workers, commands)."""
-    global _process_loop
-    with _process_lock:
-        if _process_loop is None or _process_loop.is_closed():
-            loop = uvloop.new_event_loop() if uvloop else asyncio.new_event_loop()
-            threading.Thread(target=loop.run_forever, name="rostrum-turns", daemon=True).start()
-            _process_loop = loop
-    return _process_loop
-
-
-def _spawn(loop: asyncio.AbstractEventLoop, turn_id: int, delay: float) -> None:
-    # A fresh context: the caller may be a request's sync thread, whose context variables
-    # (asgiref's "inside the single thread executor" flag among them) must not leak into
-    # the turn's task.
-    def start() -> None:
-        task = loop.create_task(_write(turn_id, delay), context=contextvars.Context())
-        _tasks.add(task)
-        task.add_done_callback(_tasks.discard)
-
-    loop.call_soon_threadsafe(start, context=contextvars.Context())

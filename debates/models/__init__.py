@@ -16,8 +16,20 @@ from debates.models.dialogues import (
 from debates.models.draws import RandomDraw
 from debates.models.live import Claim, DebaterConfig, LiveSession, LiveTurn, StudyClaim
 from debates.models.pairwise import Comparison, Excerpt, Instance, InstanceSet
+from debates.models.persuasion import (
+    AgentConfig,
+    PersuasionBatch,
+    PersuasionDialogue,
+    PersuasionTurn,
+    Topic,
+)
 
 __all__ = [
+    "AgentConfig",
+    "PersuasionBatch",
+    "PersuasionDialogue",
+    "PersuasionTurn",
+    "Topic",
     "BiasReport",
     "Case",
     "Claim",

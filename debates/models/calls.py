@@ -3,6 +3,7 @@
 from django.db import models
 
 from debates.models.live import LiveSession, LiveTurn
+from debates.models.persuasion import PersuasionDialogue, PersuasionTurn
 from studies.models import Study
 
 
@@ -12,6 +13,12 @@ class LLMCall(models.Model):
     study = models.ForeignKey(Study, on_delete=models.SET_NULL, null=True, related_name="+")
     session = models.ForeignKey(LiveSession, on_delete=models.SET_NULL, null=True, related_name="llm_calls")
     turn = models.ForeignKey(LiveTurn, on_delete=models.SET_NULL, null=True, related_name="llm_calls")
+    persuasion_dialogue = models.ForeignKey(
+        PersuasionDialogue, on_delete=models.SET_NULL, null=True, blank=True, related_name="llm_calls"
+    )
+    persuasion_turn = models.ForeignKey(
+        PersuasionTurn, on_delete=models.SET_NULL, null=True, blank=True, related_name="llm_calls"
+    )
     role = models.CharField(max_length=20, help_text="debater_a, debater_b, consultant, side_choice, …")
     backend = models.CharField(max_length=20)
     model = models.CharField(max_length=120)

@@ -13,9 +13,14 @@ from django.utils.html import format_html_join
 
 from common.downloads import streamed_download
 from debates.admin_base import ImportForm, InUseAdmin, ReadOnlyAdmin, import_page
-from debates.models import Comparison, Dialogue, InstanceSet, LiveSession
+from debates.models import Comparison, Dialogue, InstanceSet, LiveSession, PersuasionDialogue
 from debates.pairwise.imports import set_csv_lines, set_import, set_json_lines
-from debates.pairwise.sampler import instance_set_build, instance_set_from_dialogues, live_excerpts
+from debates.pairwise.sampler import (
+    instance_set_build,
+    instance_set_from_dialogues,
+    live_excerpts,
+    persuasion_excerpts,
+)
 from debates.pairwise.services import instance_set_new_version, instance_set_studies
 
 # Other apps add views of a set (e.g. its ranking, in `analysis`): callables (set) ->
@@ -39,7 +44,7 @@ class InstanceSetImportForm(ImportForm):
 class InstanceSetAdmin(InUseAdmin):
     list_display = ["slug", "title", "instance_count", "per_pair", "annotations_per_instance", "links"]
     readonly_fields = ["shortfalls", "created_at"]
-    actions = ["build_from_dialogues", "build_from_live_debates"]
+    actions = ["build_from_dialogues", "build_from_live_debates", "build_from_persuasion"]
     change_list_template = "admin/debates/instanceset/change_list.html"
     studies_using = staticmethod(instance_set_studies)
     new_version = staticmethod(lambda pool: instance_set_new_version(pool=pool))
@@ -86,6 +91,32 @@ class InstanceSetAdmin(InUseAdmin):
                 else ""
             )
             self.message_user(request, f"{pool.slug}: {len(sample.pairs)} instances{note}.")
+
+    @admin.action(
+        description="Build the instances from finished model-versus-model persuasion dialogues (seeded)"
+    )
+    def build_from_persuasion(self, request, queryset):
+        dialogues = list(
+            PersuasionDialogue.objects.filter(
+                pairing="ai_ai", status__in=("finished", "abandoned")
+            ).select_related("topic", "pro_agent", "con_agent")
+        )
+        for pool in queryset:
+            if instance_set_studies(pool).exists():
+                self.message_user(
+                    request, f"{pool.slug}: a running study uses it; make a new version.", messages.ERROR
+                )
+                continue
+            try:
+                sample = instance_set_build(
+                    instance_set=pool, excerpts=persuasion_excerpts(dialogues, pool.excerpt_turns)
+                )
+            except ValueError as error:
+                self.message_user(request, f"{pool.slug}: {error}", messages.ERROR)
+                continue
+            self.message_user(
+                request, f"{pool.slug}: {len(sample.pairs)} instances from {len(dialogues)} dialogues."
+            )
 
     @admin.action(description="Build the instances from finished live debates (seeded)")
     def build_from_live_debates(self, request, queryset):

@@ -104,6 +104,37 @@ def live_excerpts(sessions, k: int) -> list[ExcerptSpec]:
     return specs
 
 
+def persuasion_excerpts(dialogues, k: int) -> list[ExcerptSpec]:
+    """Excerpts of finished model-versus-model persuasion dialogues (design C): each agent
+    configuration is its interlocutor id (as in the logical ranking), its side (for or
+    against the topic) its stance."""
+    specs = []
+    for dialogue in sorted(dialogues, key=lambda d: d.pk):
+        if dialogue.pro_agent is None or dialogue.con_agent is None:
+            continue
+        turns = list(dialogue.turns.filter(status="done").order_by("seq"))
+        names = {"pro": dialogue.pro_agent.name, "con": dialogue.con_agent.name}
+        for focus, other in (("pro", "con"), ("con", "pro")):
+            for start in range(len(turns) - k + 1):
+                window = turns[start : start + k]
+                if window[0].speaker != focus:
+                    continue
+                specs.append(
+                    ExcerptSpec(
+                        key=f"persuasion:{dialogue.pk}:{focus}:{window[0].seq}",
+                        debate=f"persuasion:{dialogue.pk}",
+                        speaker_a=names[focus],
+                        speaker_b=names[other],
+                        stance=f"{dialogue.topic.slug}:{focus}",
+                        turns=tuple(
+                            {"speaker": "A" if t.speaker == focus else "B", "text": t.text} for t in window
+                        ),
+                        topic=dialogue.topic.text,
+                    )
+                )
+    return specs
+
+
 # --- The sampler -------------------------------------------------------------------------
 
 

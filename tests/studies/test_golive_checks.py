@@ -97,7 +97,7 @@ class TestCodesAndProlific:
 class TestDesigns:
     def test_the_demo_studies_pass_honestly(self):
         studies = loader.load_all().studies
-        assert len(studies) == 3
+        assert len(studies) == 5
         for study in studies:
             assert study.pilot and study.status == "live" and study_problems(study) == [], study.slug
 

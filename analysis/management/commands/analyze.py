@@ -1,5 +1,5 @@
 """`manage.py analyze <study> [--out DIR]` and `manage.py analyze --from-csv DIR --design
-A|B|D [--out DIR]`: a report folder (report.html, results.json, plots, the CSVs used)."""
+A|B|C|D [--out DIR]`: a report folder (report.html, results.json, plots, the CSVs used)."""
 
 from pathlib import Path
 
@@ -19,7 +19,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("study", nargs="?", help="the study's slug")
         parser.add_argument("--from-csv", metavar="DIR", help="analyse the export CSV files in DIR instead")
-        parser.add_argument("--design", choices=sorted(DESIGN_NAMES), help="with --from-csv: the design")
+        parser.add_argument(
+            "--design",
+            choices=sorted(DESIGN_NAMES),
+            help="with --from-csv: the design (C reads persuasion_dialogues.csv, persuasion_moves.csv and, "
+            "for the crowd's ranking, comparisons.csv)",
+        )
         parser.add_argument("--out", metavar="DIR", help="the report folder (default: var/reports/…)")
         parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap resamples (default 0)")
         parser.add_argument(
@@ -33,7 +38,7 @@ class Command(BaseCommand):
         if from_csv:
             source = Path(from_csv)
             if not design:
-                raise CommandError("--from-csv needs --design A, B or D")
+                raise CommandError("--from-csv needs --design A, B, C or D")
             if not source.is_dir():
                 raise CommandError(f"{source} is not a folder")
             folder = Path(out) if out else Path("var/reports") / f"from-csv-{design}-{stamp}"

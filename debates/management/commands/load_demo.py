@@ -25,6 +25,10 @@ class Command(BaseCommand):
         self.stdout.write(f"Demo cases: {demo.cases}")
         self.stdout.write(f"Demo claims: {demo.claims}")
         self.stdout.write(f"Demo instance set: {loader.pairs_set().instances.count()} instances")
+        batch = loader.persuasion_batch()
+        self.stdout.write(
+            f"Demo model-versus-model batch {batch.name!r}: {batch.get_status_display().lower()}"
+        )
         if admin:
             self.admin_login(base_url)
         self.print_links(base_url, demo.studies)

@@ -1,0 +1,1 @@
+"""Study design C: formal persuasion dialogues (Prakken 2006) between people and AI agents."""

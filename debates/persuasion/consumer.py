@@ -1,0 +1,179 @@
+"""The participant's websocket in a persuasion dialogue: authenticate, join the dialogue's
+group, send snapshots and relay streamed text, and pass the participant's turn to the
+services. While connected, the page's consumer also keeps the dialogue's clocks (the time
+limit, a silent or departed partner, the waiting room) every PERSUASION_CHECK_SECONDS, so a
+participant is never stranded waiting for the watchdog."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.conf import settings
+from django.utils import timezone
+
+from debates.models import PersuasionDialogue, PersuasionTurn
+from debates.persuasion import services
+from debates.persuasion.realtime import CHANGED, EVENT, abroadcast, buffer, group_name
+from debates.persuasion.tasks import dispatch, turns_start
+from debates.streaming import db
+from participants.services import participant_by_token, participant_current_step
+from studies import registry
+
+log = logging.getLogger(__name__)
+MAX_MESSAGES_PER_MINUTE = 30
+Status = PersuasionDialogue.Status
+
+
+@db
+def seat_for_token(token: str) -> tuple[int, int, object] | None:
+    """(dialogue id, participant id, step) of the participant's current persuasion step."""
+    participant = participant_by_token(token)
+    if participant is None or not participant.is_active:
+        return None
+    step = participant_current_step(participant)
+    if step is None or step.kind != "persuasion_dialogue":
+        return None
+    dialogue = services.dialogue_of(participant, step.position)
+    if dialogue is None:
+        return None
+    return dialogue.pk, participant.pk, step
+
+
+@db
+def kick(dialogue_id: int) -> None:
+    """On (re)connection: a turn left open gets a worker now (a no-op if one holds it)."""
+    dialogue = PersuasionDialogue.objects.get(pk=dialogue_id)
+    turn = services.open_turn(dialogue)
+    if turn is not None and dialogue.status == Status.RUNNING:
+        delay = 0.0
+        if turn.due_at is not None:
+            delay = max(0.0, (turn.due_at - timezone.now()).total_seconds())
+        dispatch(turn.pk, delay)
+
+
+@db
+def snapshot_rows(dialogue_id: int, participant_id: int):
+    dialogue = services.dialogue_query().get(pk=dialogue_id)
+    streaming = list(
+        dialogue.turns.filter(status=PersuasionTurn.Status.STREAMING).values_list("pk", flat=True)
+    )
+    return dialogue, dialogue.side_of(participant_id), streaming
+
+
+@db
+def snapshot(dialogue, side, partial) -> dict:
+    return services.snapshot_for(dialogue, side, partial)
+
+
+@db
+def clocks(dialogue_id: int, step) -> bool:
+    """Check the dialogue's clocks; True if its state changed."""
+    dialogue = PersuasionDialogue.objects.get(pk=dialogue_id)
+    if dialogue.status == Status.WAITING:
+        design = registry.get("persuasion_dialogue").design(step)
+        if services.waiting_until(dialogue, design) <= timezone.now():
+            turns_start(
+                [services.waiting_resolve(dialogue_id=dialogue_id, design=design, now=timezone.now())]
+            )
+            return True
+        return False
+    return services.dialogue_check(dialogue_id=dialogue_id)
+
+
+def say_and_start(**kwargs) -> PersuasionTurn:
+    turn = services.human_say(**kwargs)
+    dispatch(turn.pk)
+    return turn
+
+
+class PersuasionConsumer(AsyncJsonWebsocketConsumer):
+    async def connect(self) -> None:
+        seat = await seat_for_token(self.scope["url_route"]["kwargs"]["token"])
+        if seat is None:
+            await self.close(code=4403)
+            return
+        self.dialogue_id, self.participant_id, self.step = seat
+        self.sent_times: list[float] = []
+        await self.channel_layer.group_add(group_name(self.dialogue_id), self.channel_name)
+        await self.accept()
+        await kick(self.dialogue_id)
+        await self.send_snapshot()
+        self.clock = asyncio.ensure_future(self.keep_clocks())
+
+    async def disconnect(self, code: int) -> None:
+        if getattr(self, "clock", None) is not None:
+            self.clock.cancel()
+        if getattr(self, "dialogue_id", None) is not None:
+            await self.channel_layer.group_discard(group_name(self.dialogue_id), self.channel_name)
+
+    async def keep_clocks(self) -> None:
+        while True:
+            await asyncio.sleep(settings.PERSUASION_CHECK_SECONDS)
+            try:
+                if await clocks(self.dialogue_id, self.step):
+                    await abroadcast(self.dialogue_id, CHANGED)
+            except Exception:  # a database hiccup: try again next time
+                log.warning("clock check of dialogue %s failed", self.dialogue_id, exc_info=True)
+
+    async def send_snapshot(self) -> None:
+        dialogue, side, streaming = await snapshot_rows(self.dialogue_id, self.participant_id)
+        partial = {pk: await buffer().get(pk) for pk in streaming}
+        await self.send_json(await snapshot(dialogue, side, partial))
+
+    async def receive(self, text_data=None, bytes_data=None, **kwargs) -> None:
+        try:
+            content = json.loads(text_data or "")
+        except ValueError:
+            await self.send_json({"type": "error", "message": "Unreadable message."})
+            return
+        await self.receive_json(content)
+
+    async def receive_json(self, content, **kwargs) -> None:
+        if not isinstance(content, dict) or not isinstance(content.get("type"), str):
+            await self.send_json({"type": "error", "message": "Unreadable message."})
+            return
+        if not self._allowed():
+            await self.close(code=4429)
+            return
+        kind = content["type"]
+        if kind == "say":
+            await self.say(content.get("text"))
+        elif kind == "resync":
+            await self.send_snapshot()
+        else:
+            await self.send_json({"type": "error", "message": "Unknown message."})
+
+    def _allowed(self) -> bool:
+        now = time.monotonic()
+        self.sent_times = [t for t in self.sent_times if now - t < 60] + [now]
+        return len(self.sent_times) <= MAX_MESSAGES_PER_MINUTE
+
+    async def say(self, text) -> None:
+        if not isinstance(text, str):
+            await self.send_json({"type": "error", "message": "Unreadable message."})
+            return
+        try:
+            await db(say_and_start)(
+                dialogue_id=self.dialogue_id,
+                participant_id=self.participant_id,
+                text=text,
+                now=timezone.now(),
+            )
+        except services.PersuasionError as error:
+            await self.send_json({"type": "error", "message": str(error)})
+            return
+        await abroadcast(self.dialogue_id, CHANGED)
+
+    async def dispatch(self, message) -> None:
+        if message.get("type") == EVENT:
+            payload = message["payload"]
+            if payload.get("type") == "changed":
+                await self.send_snapshot()
+            else:
+                await self.send_json(payload)
+            return
+        await super().dispatch(message)

@@ -1,0 +1,280 @@
+"""What the designs that stream model replies to browsers share (B's live debates, C's
+persuasion dialogues): the stream buffer, the relay that coalesces streamed text into
+frames, the database hop from the event loop, and the event loops turns run on.
+
+- The stream buffer: the text of a turn being written, appended *before* each delta is
+  broadcast, so a browser that (re)connects mid-turn reads the buffer after joining its
+  group and misses nothing; deltas carry their character offset, so overlaps are dropped
+  and gaps detected by the browser (which then asks for a resync). In memory in the
+  embedded default (one process, one loop), in Redis in production (workers append, web
+  servers read).
+- `Relay`: at most one frame per LIVE_FLUSH_MS per stream, stretched when a process
+  streams many turns at once, plus the turn's heartbeat.
+- `db()`: ORM code from the loop, on a small pool of threads.
+- `process_loop()` / `register_local_loop()` / `spawn()`: a worker process's long-lived
+  loop, or the embedded server's own loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+import time
+import weakref
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+
+try:  # as uvicorn's loop: less CPU per streamed frame
+    import uvloop
+except ImportError:  # pragma: no cover - uvloop is in requirements.txt
+    uvloop = None
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db import close_old_connections, connection
+
+# --- The stream buffer -------------------------------------------------------------------
+
+
+class _MemoryBuffer:
+    """The embedded default: generation and websockets share one process and one loop."""
+
+    def __init__(self) -> None:
+        self.texts: dict[int, str] = {}
+
+    async def append(self, turn_id: int, text: str) -> None:
+        self.texts[turn_id] = self.texts.get(turn_id, "") + text
+
+    async def get(self, turn_id: int) -> str:
+        return self.texts.get(turn_id, "")
+
+    async def clear(self, turn_id: int) -> None:
+        self.texts.pop(turn_id, None)
+
+
+class _RedisBuffer:
+    """Production: workers append, web servers read; one client per event loop."""
+
+    TTL_S = 3600
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self._clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def _client(self):
+        import redis.asyncio as redis
+
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            # redis-py 8's pool refuses, rather than waits, past max_connections (100).
+            client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=None, max_connections=2000)
+            self._clients[loop] = client
+        return client
+
+    def _key(self, turn_id: int) -> str:
+        return f"rostrum:{self.prefix}:{turn_id}:text"
+
+    async def append(self, turn_id: int, text: str) -> None:
+        length = await self._client().append(self._key(turn_id), text)
+        if length == len(text.encode()):  # the first piece: the key is new, give it a lifetime
+            await self._client().expire(self._key(turn_id), self.TTL_S)
+
+    async def get(self, turn_id: int) -> str:
+        value = await self._client().get(self._key(turn_id))
+        return value.decode() if value else ""
+
+    async def clear(self, turn_id: int) -> None:
+        await self._client().delete(self._key(turn_id))
+
+
+Buffer = _MemoryBuffer | _RedisBuffer
+_buffers: dict[str, Buffer] = {}
+
+
+def stream_buffer(prefix: str = "turn") -> Buffer:
+    """The buffer of one kind of turn (design B's live turns: "turn"; design C's: "pturn")."""
+    buffer = _buffers.get(prefix)
+    if buffer is None:
+        buffer = _buffers[prefix] = _RedisBuffer(prefix) if settings.REDIS_URL else _MemoryBuffer()
+    return buffer
+
+
+# --- The database from the loop ----------------------------------------------------------
+
+_db_pool: ThreadPoolExecutor | None = None
+
+
+def db(fn):
+    """Run ORM code from the loop, with stale connections dropped first (nothing else
+    closes them outside a request). With LIVE_DB_THREADS, on a small pool of threads (each
+    with its connection), so a burst of turns in one worker does not queue on one thread;
+    with 0, on the process's one thread-sensitive thread (the caller's thread in tests)."""
+
+    def call(*args, **kwargs):
+        if not connection.in_atomic_block:
+            close_old_connections()
+        return fn(*args, **kwargs)
+
+    if settings.LIVE_DB_THREADS <= 0:
+        return sync_to_async(call, thread_sensitive=True)
+    return sync_to_async(call, thread_sensitive=False, executor=_pool())
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _db_pool
+    if _db_pool is None:
+        _db_pool = ThreadPoolExecutor(max_workers=settings.LIVE_DB_THREADS, thread_name_prefix="rostrum-db")
+    return _db_pool
+
+
+# --- The relay ---------------------------------------------------------------------------
+
+_streaming = 0  # turns this process is streaming right now, every design together
+
+
+def _load_factor() -> float:
+    """Stretch the frame interval when a process streams many turns at once, so frames per
+    second per process stay about constant: under load, fewer and larger frames instead of
+    a relay that falls behind (bench/live: at 50 streams per process, one frame per token
+    saturated the worker)."""
+    return max(1.0, _streaming / settings.LIVE_STREAMS_PER_INTERVAL)
+
+
+Send = Callable[[dict], Awaitable[None]]
+
+
+class Relay:
+    """Coalesces streamed text into frames and keeps the turn's heartbeat.
+
+    A frame goes out at once if the last one left at least the frame interval ago;
+    otherwise the text waits for a timer that fires when the interval is up. The interval
+    is LIVE_FLUSH_MS, stretched under load (see _load_factor), so no text waits longer
+    than it and a stream sends at most 1000/LIVE_FLUSH_MS frames a second.
+
+    `send(delta)` broadcasts one `turn.delta` frame; `heartbeat()` (every LIVE_HEARTBEAT_S)
+    tells the database the turn is alive; `buffer` keeps the text for reconnections.
+    """
+
+    def __init__(
+        self, *, turn_id: int, seq: int, send: Send, heartbeat: Callable[[], Awaitable], buffer: Buffer
+    ) -> None:
+        self.turn_id = turn_id
+        self.seq = seq
+        self.send = send
+        self.heartbeat = heartbeat
+        self.buffer = buffer
+        self.pending: list[str] = []
+        self.sent = 0  # characters broadcast so far
+        self.last_flush = 0.0
+        self.interval = settings.LIVE_FLUSH_MS / 1000
+        self._lock = asyncio.Lock()
+        self._timer: asyncio.TimerHandle | None = None
+        self._flushing: set[asyncio.Task] = set()
+        self._heartbeat: asyncio.Task | None = None
+        self._counted = False
+
+    async def on_text(self, piece: str) -> None:
+        self.pending.append(piece)
+        if self._timer is not None:
+            return
+        wait = self.interval * _load_factor() - (time.monotonic() - self.last_flush)
+        if wait <= 0:
+            await self.flush()
+        else:
+            self._timer = asyncio.get_running_loop().call_later(wait, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        task = asyncio.ensure_future(self.flush())
+        self._flushing.add(task)
+        task.add_done_callback(self._flushing.discard)
+
+    async def flush(self) -> None:
+        """Send what is pending (in order: frames never overtake each other)."""
+        async with self._lock:
+            self.last_flush = time.monotonic()
+            if not self.pending:
+                return
+            text = "".join(self.pending)
+            self.pending.clear()
+            await self.buffer.append(self.turn_id, text)  # before the broadcast: see above
+            await self.send({"type": "turn.delta", "seq": self.seq, "offset": self.sent, "text": text})
+            self.sent += len(text)
+
+    async def finish(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._flushing:
+            await asyncio.gather(*self._flushing, return_exceptions=True)
+        await self.flush()
+
+    def start(self) -> None:
+        """Count this stream in the process's load and start the heartbeat."""
+        global _streaming
+        _streaming += 1
+        self._counted = True
+
+        async def beat():
+            while True:
+                await asyncio.sleep(settings.LIVE_HEARTBEAT_S)
+                await self.heartbeat()
+
+        self._heartbeat = asyncio.ensure_future(beat())
+
+    def stop(self) -> None:
+        global _streaming
+        if self._counted:
+            _streaming -= 1
+            self._counted = False
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+
+# --- Event loops -------------------------------------------------------------------------
+
+_local_loop: asyncio.AbstractEventLoop | None = None
+_process_loop: asyncio.AbstractEventLoop | None = None
+_process_lock = threading.Lock()
+_tasks: set[asyncio.Task] = set()
+
+
+def register_local_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """The embedded server's loop: turns run there, beside the websockets (its watchdogs
+    are the embedded beat's, see config.embedded)."""
+    global _local_loop
+    _local_loop = loop
+
+
+def local_loop() -> asyncio.AbstractEventLoop | None:
+    return _local_loop if _local_loop is not None and not _local_loop.is_closed() else None
+
+
+def process_loop() -> asyncio.AbstractEventLoop:
+    """This process's long-lived background loop (Celery workers, commands)."""
+    global _process_loop
+    with _process_lock:
+        if _process_loop is None or _process_loop.is_closed():
+            loop = uvloop.new_event_loop() if uvloop else asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="rostrum-turns", daemon=True).start()
+            _process_loop = loop
+    return _process_loop
+
+
+def spawn(coroutine: Callable[[], Awaitable], loop: asyncio.AbstractEventLoop | None = None) -> None:
+    """Run `coroutine()` on the embedded server's loop if there is one, else this process's
+    background loop. A fresh context: the caller may be a request's sync thread, whose
+    context variables (asgiref's "inside the single thread executor" flag among them) must
+    not leak into the turn's task."""
+    target = loop or local_loop() or process_loop()
+
+    def start() -> None:
+        task = target.create_task(coroutine(), context=contextvars.Context())
+        _tasks.add(task)
+        task.add_done_callback(_tasks.discard)
+
+    target.call_soon_threadsafe(start, context=contextvars.Context())

@@ -1,0 +1,282 @@
+/* Rostrum persuasion dialogue: the participant's side of the websocket.
+ *
+ * The server sends a snapshot on every (re)connection and whenever the dialogue changes
+ * (a turn was played, a partner joined, it ended); the opponent's text streams in between
+ * as deltas carrying their character offset (a duplicate is dropped, a gap asks for a
+ * resync). Everything written by a person or a model is put on the page with textContent.
+ * A draft survives a reload (sessionStorage, per dialogue page).
+ */
+(function () {
+  "use strict";
+
+  var root = document.getElementById("persuasion");
+  if (!root) return;
+  var side = root.getAttribute("data-side");
+  var maxSentences = parseInt(root.getAttribute("data-max-sentences"), 10) || 5;
+  var chat = document.getElementById("p-chat");
+  var statusLine = document.getElementById("p-status");
+  var stores = document.getElementById("stores");
+  var storeOwn = document.getElementById("store-own");
+  var storeOther = document.getElementById("store-other");
+  var replies = document.getElementById("replies");
+  var replyList = document.getElementById("reply-list");
+  var composer = document.getElementById("p-composer");
+  var textBox = document.getElementById("p-text");
+  var hint = document.getElementById("p-hint");
+  var errorBox = document.getElementById("p-error");
+  var sendButton = document.getElementById("p-send");
+  var finish = document.getElementById("p-finish");
+  var finishHint = document.getElementById("p-finish-hint");
+  var draftKey = "rostrum-persuasion-draft:" + root.getAttribute("data-ws");
+
+  var snap = null;
+  var turns = {}; // seq -> {seq, speaker, text, status, sentences}
+  var socket = null;
+  var connected = false;
+  var sending = false;
+  var sentAfter = 0; // the last turn's number when our turn was sent
+  var reconnects = 0;
+  var wasMyTurn = false;
+  var wasEnded = false;
+
+  var kindNames = {
+    claim: "claim", why: "why", concede: "concede", retract: "retract", since: "since", question: "question"
+  };
+
+  try { textBox.value = sessionStorage.getItem(draftKey) || ""; } catch (e) { /* storage off */ }
+  textBox.addEventListener("input", function () {
+    try { sessionStorage.setItem(draftKey, textBox.value); } catch (e) { /* storage off */ }
+    updateHint();
+  });
+
+  function roughSentences(text) {
+    var parts = text.split(/[.!?]+(?:\s+|$)/).filter(function (p) { return p.trim().length > 0; });
+    return parts.length;
+  }
+
+  function updateHint() {
+    var n = roughSentences(textBox.value);
+    var base = "One to " + maxSentences + " sentences.";
+    hint.textContent = n ? base + " About " + n + (n === 1 ? " sentence" : " sentences") + " so far." : base;
+  }
+
+  function who(speaker) { return speaker === side ? "You" : "Your opponent"; }
+
+  function sentenceList(t) {
+    var list = document.createElement("ul");
+    list.className = "moves";
+    (t.sentences || []).forEach(function (s) {
+      var item = document.createElement("li");
+      var badge = document.createElement("span");
+      badge.className = "move-kind" + (s.legal ? "" : " move-void");
+      badge.textContent = s.kind ? kindNames[s.kind] || s.kind : "not a move";
+      var text = document.createElement("span");
+      text.className = "move-text";
+      text.textContent = s.text;
+      item.appendChild(badge);
+      item.appendChild(text);
+      if (!s.legal && s.reason) {
+        var why = document.createElement("span");
+        why.className = "move-reason";
+        why.textContent = "Did not count: " + s.reason;
+        item.appendChild(why);
+      }
+      list.appendChild(item);
+    });
+    return list;
+  }
+
+  function render(t) {
+    if (!t.el) {
+      t.el = document.createElement("li");
+      var after = null;
+      Object.keys(turns).forEach(function (k) {
+        var o = turns[k];
+        if (o.el && o.el.parentNode && o.seq > t.seq && (!after || o.seq < after.seq)) after = o;
+      });
+      chat.insertBefore(t.el, after ? after.el : null);
+    }
+    t.el.className = "msg " + (t.speaker === side ? "msg-own" : "msg-other");
+    t.el.classList.toggle("writing", t.status === "pending" || t.status === "streaming");
+    t.el.textContent = "";
+    var head = document.createElement("div");
+    head.className = "msg-head";
+    head.appendChild(document.createTextNode(who(t.speaker)));
+    var number = document.createElement("span");
+    number.className = "msg-round";
+    number.textContent = "Turn " + t.seq;
+    head.appendChild(number);
+    t.el.appendChild(head);
+    if (t.status === "done" && t.sentences && t.sentences.length) {
+      t.el.appendChild(sentenceList(t));
+    } else {
+      var body = document.createElement("div");
+      body.className = "msg-text";
+      body.textContent = t.text || (t.status === "pending" ? "…" : "");
+      t.el.appendChild(body);
+      if (t.status === "reading") {
+        var note = document.createElement("p");
+        note.className = "hint";
+        note.textContent = "Reading the moves in this turn…";
+        t.el.appendChild(note);
+      }
+    }
+  }
+
+  function fillStore(list, items) {
+    list.textContent = "";
+    items.forEach(function (p) {
+      var li = document.createElement("li");
+      li.textContent = p;
+      list.appendChild(li);
+    });
+  }
+
+  function busyTurn() {
+    var busy = null;
+    Object.keys(turns).forEach(function (k) {
+      var t = turns[k];
+      if (t.status === "pending" || t.status === "streaming" || t.status === "reading") busy = t;
+    });
+    return busy;
+  }
+
+  function refresh() {
+    if (!snap) return;
+    var waitingRoom = snap.status === "waiting";
+    stores.hidden = waitingRoom;
+    var other = side === "pro" ? "con" : "pro";
+    fillStore(storeOwn, snap.stores[side] || []);
+    fillStore(storeOther, snap.stores[other] || []);
+    var myTurn = connected && snap.my_turn && !sending && !busyTurn();
+    composer.hidden = !myTurn;
+    sendButton.disabled = !myTurn;
+    replies.hidden = !myTurn || !snap.admissible.length;
+    replyList.textContent = "";
+    snap.admissible.forEach(function (a) {
+      var li = document.createElement("li");
+      var quote = document.createElement("q");
+      quote.textContent = a.text;
+      li.appendChild(document.createTextNode("their " + a.kind + " "));
+      li.appendChild(quote);
+      li.appendChild(document.createTextNode(" with: " + a.replies.join(", ")));
+      replyList.appendChild(li);
+    });
+    if (myTurn && !wasMyTurn) composer.scrollIntoView({ block: "nearest", behavior: "smooth" });
+    wasMyTurn = myTurn;
+    finish.disabled = !snap.ended;
+    if (finishHint) finishHint.hidden = snap.ended;
+    var busy = busyTurn();
+    var text;
+    if (snap.ended) text = snap.outcome;
+    else if (!connected) text = "Connection lost — reconnecting…";
+    else if (waitingRoom) text = "Waiting for a partner to join…";
+    else if (sending) text = "Sending…";
+    else if (busy && busy.status === "reading") text = "Reading the moves in " + (busy.speaker === side ? "your" : "your opponent's") + " turn…";
+    else if (busy) text = "Your opponent is writing…";
+    else if (snap.my_turn) text = "Your turn (" + (snap.turns_played + 1) + " of at most " + snap.max_turns + ").";
+    else text = "Waiting for your opponent…";
+    statusLine.textContent = text;
+    if (snap.ended && !wasEnded) {
+      try { sessionStorage.removeItem(draftKey); } catch (e) { /* storage off */ }
+      finish.focus();
+    }
+    wasEnded = snap.ended;
+  }
+
+  function maxSeq() {
+    var max = 0;
+    Object.keys(turns).forEach(function (k) { max = Math.max(max, turns[k].seq); });
+    return max;
+  }
+
+  function resync() {
+    if (socket && connected) socket.send(JSON.stringify({ type: "resync" }));
+  }
+
+  function handle(m) {
+    switch (m.type) {
+      case "snapshot":
+        snap = m;
+        side = m.side || side;
+        turns = {};
+        chat.textContent = "";
+        m.turns.forEach(function (t) { turns[t.seq] = t; render(t); });
+        break;
+      case "turn.start":
+        if (m.seq > maxSeq() + 1) { resync(); return; }
+        turns[m.seq] = turns[m.seq] || { seq: m.seq, speaker: m.speaker, text: "", sentences: [] };
+        turns[m.seq].status = "streaming";
+        turns[m.seq].text = "";
+        render(turns[m.seq]);
+        break;
+      case "turn.delta":
+        var t = turns[m.seq];
+        if (!t || m.offset > t.text.length) { resync(); return; }
+        var end = m.offset + m.text.length;
+        if (end <= t.text.length) return;
+        t.text += m.text.slice(t.text.length - m.offset);
+        t.status = "streaming";
+        render(t);
+        break;
+      case "turn.reset":
+        if (turns[m.seq]) { turns[m.seq].text = ""; render(turns[m.seq]); }
+        break;
+      case "turn.end":
+        if (turns[m.seq]) { turns[m.seq].text = m.text; turns[m.seq].status = "reading"; render(turns[m.seq]); }
+        break;
+      case "error":
+        sending = false;
+        errorBox.textContent = m.message;
+        errorBox.hidden = false;
+        break;
+    }
+    if (m.type === "snapshot" && sending && m.turns.some(function (x) { return x.speaker === side && x.seq > sentAfter; })) {
+      sending = false;
+      textBox.value = "";
+      try { sessionStorage.removeItem(draftKey); } catch (e) { /* storage off */ }
+      updateHint();
+    }
+    refresh();
+  }
+
+  sendButton.addEventListener("click", function () {
+    var text = textBox.value.trim();
+    errorBox.hidden = true;
+    if (!text) { errorBox.textContent = "Write at least one sentence."; errorBox.hidden = false; textBox.focus(); return; }
+    if (!socket || !connected || sending) return;
+    sending = true;
+    sentAfter = maxSeq();
+    socket.send(JSON.stringify({ type: "say", text: text }));
+    refresh();
+  });
+
+  function connect() {
+    var scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
+    socket = new WebSocket(scheme + window.location.host + root.getAttribute("data-ws"));
+    socket.addEventListener("open", function () { connected = true; reconnects = 0; refresh(); });
+    socket.addEventListener("message", function (event) {
+      var message;
+      try { message = JSON.parse(event.data); } catch (e) { return; }
+      handle(message);
+    });
+    socket.addEventListener("close", function (event) {
+      connected = false;
+      sending = false;
+      if (event.code === 4403) {
+        // The step is over (or the dialogue is no longer this page's): the server knows.
+        statusLine.textContent = "This dialogue is no longer open here. Reload the page to continue.";
+        composer.hidden = true;
+        finish.disabled = false;
+        return;
+      }
+      refresh();
+      var delay = Math.min(500 * Math.pow(2, reconnects), 8000);
+      reconnects += 1;
+      setTimeout(connect, delay);
+    });
+  }
+
+  updateHint();
+  connect();
+})();

@@ -102,6 +102,20 @@ class PersuasionBatch(models.Model):
     classifier_model = models.CharField(
         max_length=120, default="gpt-4o", help_text="Model that classifies the sentences and checks updates."
     )
+    classifier_price_in_per_mtok = models.DecimalField(
+        max_digits=10,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        help_text="The classifier's USD per million input tokens.",
+    )
+    classifier_price_out_per_mtok = models.DecimalField(
+        max_digits=10,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        help_text="The classifier's USD per million output tokens.",
+    )
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.DRAFT)
     note = models.CharField(max_length=300, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -156,7 +170,7 @@ class PersuasionDialogue(models.Model):
     con_agent = models.ForeignKey(
         AgentConfig, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
     )
-    pairing = models.CharField(max_length=10, help_text="human_ai, human_human or ai_ai.")
+    pairing = models.CharField(max_length=12, help_text="human_ai, human_human or ai_ai.")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
     winner = models.CharField(max_length=3, choices=SPEAKERS, blank=True)
     end_reason = models.CharField(max_length=16, choices=Reason.choices, blank=True)

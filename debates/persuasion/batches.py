@@ -126,27 +126,50 @@ def batch_spent(batch_id: int) -> Decimal:
     return total or Decimal(0)
 
 
-def budget_allows(*, batch_id: int) -> bool:
-    """Whether the batch may write one more turn without overspending: what it has spent,
-    plus the most a played turn has cost so far (its agent call and its reading), must stay
-    within the budget. When it may not, the batch stops with a note; raising the budget and
-    starting it again resumes where it stopped."""
+# An upper bound on tokens per whitespace-separated word (English prose runs at about 1.3
+# with OpenAI's tokenisers), and on the classifier's answer and checks for one turn.
+TOKENS_PER_WORD = 2
+CLASSIFY_OUT_TOKENS = 800
+
+
+def turn_estimate(*, batch: PersuasionBatch, agent, request) -> Decimal:
+    """The most the next turn can cost: the agent's call (its prompt as sent, at most
+    `max_tokens` back), and its reading (the prompt again, the turn and the history, at the
+    classifier's prices). Unknown prices count as free, as they do in the call log."""
+    words = sum(len(str(m.get("content", "")).split()) for m in request.messages)
+    tokens_in = words * TOKENS_PER_WORD
+    million = Decimal(1_000_000)
+    cost = Decimal(0)
+    if agent.price_in_per_mtok is not None and agent.price_out_per_mtok is not None:
+        cost += (
+            tokens_in * agent.price_in_per_mtok / million
+            + request.max_tokens * agent.price_out_per_mtok / million
+        )
+    if batch.classifier_price_in_per_mtok is not None and batch.classifier_price_out_per_mtok is not None:
+        reading_in = tokens_in + request.max_tokens
+        cost += (
+            reading_in * batch.classifier_price_in_per_mtok / million
+            + CLASSIFY_OUT_TOKENS * batch.classifier_price_out_per_mtok / million
+        )
+    return cost
+
+
+def budget_allows(*, batch_id: int, estimate: Decimal = Decimal(0)) -> bool:
+    """Whether the batch may write one more turn without overspending: what it has spent
+    plus the most the turn can cost (`turn_estimate`) must stay within the budget. When it
+    may not, the batch stops with a note; raising the budget and starting it again resumes
+    where it stopped."""
     batch = PersuasionBatch.objects.get(pk=batch_id)
     if batch.status != BatchStatus.RUNNING:
         return False
     if batch.budget_usd is None:
         return True
-    per_turn = (
-        LLMCall.objects.filter(persuasion_dialogue__batch_id=batch_id, persuasion_turn__isnull=False)
-        .values("persuasion_turn")
-        .annotate(cost=Sum("cost_usd"))
-        .order_by("-cost")
-        .values_list("cost", flat=True)
-        .first()
-    ) or Decimal(0)
     spent = batch_spent(batch_id)
-    if spent + per_turn > batch.budget_usd:
-        note = f"Stopped at ${spent:.4f} of ${batch.budget_usd:.2f}: the next turn could exceed the budget."
+    if spent + estimate > batch.budget_usd:
+        note = (
+            f"Stopped at ${spent:.4f} of ${batch.budget_usd:.2f}: the next turn could cost up to "
+            f"${estimate:.4f}. Raise the budget and start the batch again to go on."
+        )
         batch_pause(batch_id=batch_id, note=note, status=BatchStatus.BUDGET)
         return False
     return True

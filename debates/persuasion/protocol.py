@@ -14,7 +14,7 @@ move of the other speaker.
   (in the opponent's words), retract removes p; why and question change nothing. Stores hold no
   duplicates (compared after `normalise`).
 - Outcome: conceding the opponent's initial claim, or retracting one's own, ends the game and
-  the opponent wins; after `max_turns` turns without a winner, or past `max_seconds`, it is a
+  the opponent wins; after `max_turns` turns without a winner, or once `max_seconds` have passed, it is a
   draw.
 
 Refusal reasons are plain sentences: they are shown to participants.
@@ -272,8 +272,8 @@ class Game:
         return result
 
     def time_up(self, elapsed_s: float) -> Outcome:
-        """End an open game in a draw if `elapsed_s` is past max_seconds; return the outcome."""
-        if not self.outcome.over and elapsed_s > self.max_seconds:
+        """End an open game in a draw if `elapsed_s` has reached max_seconds; return the outcome."""
+        if not self.outcome.over and elapsed_s >= self.max_seconds:
             self.outcome = Outcome("draw", None, "time_limit")
         return self.outcome
 

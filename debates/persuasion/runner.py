@@ -11,10 +11,12 @@ the agent plays a safe default move, recorded as such. Where the coroutine runs 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from django.conf import settings
 from django.db.models import F
 
 from debates import llm
@@ -38,7 +40,7 @@ async def run_turn(turn_id: int, start: Start | None = None) -> None:
         return
     dialogue = turn.dialogue
     if dialogue.batch_id and not await db(batches.budget_allows)(batch_id=dialogue.batch_id):
-        await db(_release)(turn.pk)
+        await db(_release)(turn.pk)  # paused or stopped meanwhile: left for the resume
         return
     try:
         await _run(turn, dialogue, start)
@@ -60,13 +62,18 @@ async def _run(turn, dialogue, start: Start) -> None:
     else:
         reading = None
     if reading is None:
-        reading = await language.read_turn(
-            game, turn.speaker, text, model=dialogue.classifier_model, topic=topic
-        )
+        beat = asyncio.ensure_future(_heartbeat(turn.pk))  # a slow classifier is not a dead worker
+        try:
+            reading = await language.read_turn(
+                game, turn.speaker, text, model=dialogue.classifier_model, topic=topic
+            )
+        finally:
+            beat.cancel()
+    prices = dialogue.batch if dialogue.batch_id else None  # the classifier's prices, if known
     for call in reading.calls:
         await db(llm_call_record)(
             role=call.role,
-            config=None,
+            config=_ClassifierPrices(prices),
             request=call.request,
             result=call.result,
             error=call.error,
@@ -91,6 +98,11 @@ async def _write(turn, dialogue, game, topic, start: Start):
     and the turn will be written again."""
     agent = dialogue.agent_of(turn.speaker)
     request = language.agent_request(game, turn.speaker, services.agent_view(agent), topic)
+    if dialogue.batch_id:
+        estimate = batches.turn_estimate(batch=dialogue.batch, agent=agent, request=request)
+        if not await db(batches.budget_allows)(batch_id=dialogue.batch_id, estimate=estimate):
+            await db(_release)(turn.pk)
+            return None
     watched = bool(dialogue.study_id)
     relay = None
     try:
@@ -172,6 +184,22 @@ def _fallback_reading(text: str, moves) -> language.Reading:
         for n, move in enumerate(moves)
     ]
     return language.Reading(sentences=sentences, moves=list(moves), calls=[])
+
+
+class _ClassifierPrices:
+    """What the call log reads from a configuration, for the classifier's calls."""
+
+    template_version = None
+
+    def __init__(self, batch) -> None:
+        self.price_in_per_mtok = getattr(batch, "classifier_price_in_per_mtok", None)
+        self.price_out_per_mtok = getattr(batch, "classifier_price_out_per_mtok", None)
+
+
+async def _heartbeat(turn_id: int) -> None:
+    while True:
+        await asyncio.sleep(settings.LIVE_HEARTBEAT_S)
+        await db(services.turn_heartbeat)(turn_id=turn_id)
 
 
 def _release(turn_id: int) -> None:

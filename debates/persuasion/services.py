@@ -457,9 +457,7 @@ def dialogue_end(
         winner,
         ended_by,
     )
-    dialogue.finished_at = now
-    if status == Status.ABANDONED and dialogue.state.get("outcome", {}).get("status") == "open":
-        dialogue.state = {**dialogue.state, "abandoned": reason}
+    dialogue.finished_at = now  # the protocol's state stays as played: why it ended is end_reason
     dialogue.save()
     dialogue.turns.exclude(status__in=(TurnStatus.DONE, TurnStatus.FAILED)).update(
         status=TurnStatus.FAILED, error="the dialogue ended", heartbeat_at=None
@@ -477,7 +475,7 @@ def dialogue_check(*, dialogue_id: int, now: datetime | None = None) -> bool:
             return False
         game = game_of(dialogue)
         started = dialogue.started_at or dialogue.created_at
-        if (now - started).total_seconds() >= dialogue.max_seconds:
+        if (now - started).total_seconds() >= dialogue.max_seconds:  # as Game.time_up
             game.time_up((now - started).total_seconds())
             dialogue.state = game.snapshot()
             dialogue_end(dialogue, Status.FINISHED, Reason.TIME_LIMIT, now=now)

@@ -192,6 +192,9 @@ class PersuasionKind(StepKind):
             "turns": services.turns_of(dialogue),
             "ws_path": f"/ws/persuasion/{ctx.participant.token}/",
             "wait_seconds": design.wait_seconds,
+            "wait_minutes": f"{round(design.wait_seconds / 60)} minutes"
+            if design.wait_seconds >= 120
+            else f"{design.wait_seconds} seconds",
             "waiting": dialogue.status == Status.WAITING,
         }
 

@@ -27,6 +27,8 @@
   var sendButton = document.getElementById("p-send");
   var finish = document.getElementById("p-finish");
   var finishHint = document.getElementById("p-finish-hint");
+  var waitSeconds = parseInt(root.getAttribute("data-wait-seconds"), 10) || 0;
+  var waitText = waitSeconds >= 120 ? Math.round(waitSeconds / 60) + " minutes" : waitSeconds + " seconds";
   var draftKey = "rostrum-persuasion-draft:" + root.getAttribute("data-ws");
 
   var snap = null;
@@ -170,7 +172,7 @@
     var text;
     if (snap.ended) text = snap.outcome;
     else if (!connected) text = "Connection lost — reconnecting…";
-    else if (waitingRoom) text = "Waiting for a partner to join…";
+    else if (waitingRoom) text = "Waiting for another participant to join (at most " + waitText + ")…";
     else if (sending) text = "Sending…";
     else if (busy && busy.status === "reading") text = "Reading the moves in " + (busy.speaker === side ? "your" : "your opponent's") + " turn…";
     else if (busy) text = "Your opponent is writing…";

@@ -358,8 +358,8 @@ def test_a_win_in_the_last_turn_is_a_win_not_a_draw():
 
 def test_the_time_limit_is_a_draw():
     g = game(max_seconds=60)
-    assert g.time_up(60) == Outcome()
-    assert g.time_up(61) == Outcome("draw", None, "time_limit")
+    assert g.time_up(59.9) == Outcome()
+    assert g.time_up(60) == Outcome("draw", None, "time_limit")
     assert g.play("pro", [Move("pro", Kind.CONCEDE, CON, 1)]).outcome.reason == "time_limit"
 
 

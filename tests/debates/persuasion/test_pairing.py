@@ -1,0 +1,228 @@
+"""The waiting room of design C through the participant's pages: arrivals paired by study and
+step with opposite sides, nobody waiting past the configured time (an agent takes the empty
+seat, or a polite exit with its code), a partner who leaves or falls silent (the other
+completes with the configured code), and, on PostgreSQL, many arrivals at once."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from debates.models import PersuasionDialogue
+from debates.persuasion import services
+from participants.models import Participant
+from participants.services import exit_url, participant_mark_returned
+from tests.support import persuasion as ps
+from tests.support.threads import pool_size, run_threads
+
+Status = PersuasionDialogue.Status
+Reason = PersuasionDialogue.Reason
+
+
+@pytest.fixture(autouse=True)
+def offline_backend(settings):
+    ps.use_offline(settings)
+
+
+def humans_study(**config):
+    return ps.dialogue_study(opponent="human", **config)
+
+
+def shown(study):
+    """A participant who reached the dialogue's page (which seats them); (walker, participant)."""
+    w = ps.arrive(study)
+    response, _ = w.page()
+    assert response.status_code == 200
+    return w, ps.person(w)
+
+
+def wait_out(dialogue: PersuasionDialogue, seconds: int) -> None:
+    """The dialogue has waited `seconds` for a partner (its clock moved back)."""
+    PersuasionDialogue.objects.filter(pk=dialogue.pk).update(
+        created_at=timezone.now() - timedelta(seconds=seconds)
+    )
+
+
+def paired(study):
+    (wa, a), (wb, b) = shown(study), shown(study)
+    dialogue = ps.dialogue_of(a)
+    return (wa, a), (wb, b), dialogue
+
+
+def test_the_pairing_column_holds_every_pairing():
+    width = PersuasionDialogue._meta.get_field("pairing").max_length
+    assert all(len(p) <= width for p in ("human_ai", "human_human", "ai_ai"))
+
+
+@pytest.mark.django_db
+class TestPairing:
+    def test_two_arrivals_debate_each_other_on_opposite_sides_and_a_third_waits(self):
+        study = humans_study()
+        (wa, a), (wb, b), dialogue = paired(study)
+        assert ps.dialogue_of(b).pk == dialogue.pk
+        assert (dialogue.status, dialogue.pairing) == (Status.RUNNING, "human_human")
+        assert {dialogue.side_of(a.pk), dialogue.side_of(b.pk)} == {"pro", "con"}
+        assert dialogue.pro_agent is None and dialogue.con_agent is None
+        assert dialogue.started_at is not None
+        wc, c = shown(study)
+        waiting = ps.dialogue_of(c)
+        assert waiting.pk != dialogue.pk and waiting.status == Status.WAITING
+        assert waiting.pro_participant_id == c.pk or waiting.con_participant_id == c.pk
+        # The one waiting sees no commitments yet (the page's wording is the template's).
+        assert 'id="stores" hidden' in wc.page()[0].content.decode()
+        assert 'id="stores" hidden' not in wa.page()[0].content.decode()
+
+    def test_only_the_same_step_of_the_same_study_pairs(self):
+        one, two = humans_study(), humans_study()
+        _, a = shown(one)
+        _, b = shown(two)
+        assert ps.dialogue_of(a).status == ps.dialogue_of(b).status == Status.WAITING
+
+    def test_two_people_debate_each_other_to_a_winner(self):
+        study = humans_study()
+        (wa, a), (wb, b), dialogue = paired(study)
+        people = {dialogue.side_of(a.pk): a, dialogue.side_of(b.pk): b}
+        for _ in range(3):
+            side = services.game_of(ps.fresh(dialogue)).to_move
+            ps.say(people[side], dialogue)
+            ps.run_turns(dialogue.pk)
+        side = services.game_of(ps.fresh(dialogue)).to_move
+        winner = "pro" if side == "con" else "con"
+        claim = dialogue.topic.claim_of(winner)
+        ps.say(people[side], dialogue, f"I concede that {claim[0].lower()}{claim[1:]}")
+        ps.run_turns(dialogue.pk)
+        ended = ps.fresh(dialogue)
+        assert (ended.status, ended.end_reason, ended.winner) == (Status.FINISHED, Reason.CONCEDED, winner)
+        assert ended.turns.filter(author="agent").count() == 0
+        for w in (wa, wb):
+            assert w.submit().status_code == 303
+            assert w.page()[1].title == "Thanks"
+        outcomes = dict(
+            Participant.objects.filter(pk__in=[a.pk, b.pk])
+            .filter(responses__key="persuasion_outcome")
+            .values_list("pk", "responses__value")
+        )
+        assert outcomes == {people[winner].pk: "won", people[side].pk: "lost"}
+
+
+@pytest.mark.django_db
+class TestNobodyComes:
+    def test_the_agent_takes_the_empty_seat_after_the_wait_and_the_dialogue_runs(self):
+        study = humans_study(no_partner="ai", wait_seconds=60)
+        w, a = shown(study)
+        dialogue = ps.dialogue_of(a)
+        design = ps.design_of(study)
+        assert services.waiting_resolve(dialogue_id=dialogue.pk, design=design, now=timezone.now()) is None
+        assert ps.fresh(dialogue).status == Status.WAITING  # not yet
+        wait_out(dialogue, 61)
+        w.page()  # the page notices the wait is over
+        dialogue = ps.fresh(dialogue)
+        side = dialogue.side_of(a.pk)
+        other = "con" if side == "pro" else "pro"
+        assert (dialogue.status, dialogue.pairing) == (Status.RUNNING, "human_ai")
+        assert dialogue.agent_of(other).name == "demo-yielding"
+        ended = ps.debate_to_end({side: a}, dialogue)
+        assert (ended.status, ended.winner, ended.end_reason) == (Status.FINISHED, side, Reason.CONCEDED)
+        assert w.submit().status_code == 303
+        assert w.page()[1].title == "Thanks"
+        # Someone arriving now finds no seat to take: they wait in a dialogue of their own.
+        _, late = shown(study)
+        assert ps.dialogue_of(late).status == Status.WAITING
+
+    def test_with_a_polite_exit_the_participant_leaves_with_the_no_partner_code(self):
+        study = humans_study(no_partner="exit", no_partner_code="CNOBODY", wait_seconds=60)
+        w, a = shown(study)
+        dialogue = ps.dialogue_of(a)
+        wait_out(dialogue, 61)
+        page = w.page()[0].content.decode()
+        assert "No partner became free in time." in page
+        dialogue = ps.fresh(dialogue)
+        assert (dialogue.status, dialogue.end_reason) == (Status.ABANDONED, Reason.NO_PARTNER)
+        assert dialogue.ended_by == ("con" if dialogue.side_of(a.pk) == "pro" else "pro")
+        response = w.submit()
+        a.refresh_from_db()
+        assert (a.status, a.exit_code) == (Participant.Status.COMPLETED, "CNOBODY")
+        assert exit_url(a).endswith("CNOBODY")
+        assert response["Location"] == exit_url(a)
+        assert a.responses.get(key="persuasion_outcome").value == "abandoned"
+
+    def test_a_partner_arriving_after_the_polite_exit_is_not_seated_in_it(self):
+        study = humans_study(no_partner="exit", no_partner_code="CNOBODY", wait_seconds=60)
+        w, a = shown(study)
+        wait_out(ps.dialogue_of(a), 61)
+        w.page()
+        _, b = shown(study)
+        assert ps.dialogue_of(b).pk != ps.dialogue_of(a).pk
+
+
+@pytest.mark.django_db
+class TestPartnerGone:
+    def test_a_partner_who_returns_the_study_ends_it_and_the_other_completes_with_the_code(self):
+        study = humans_study(partner_left_code="CLEFT")
+        (wa, a), (wb, b), dialogue = paired(study)
+        participant_mark_returned(participant=a)
+        response = wb.submit()
+        dialogue = ps.fresh(dialogue)
+        assert (dialogue.status, dialogue.end_reason) == (Status.ABANDONED, Reason.PARTNER_LEFT)
+        assert dialogue.ended_by == dialogue.side_of(a.pk)
+        b.refresh_from_db()
+        assert (b.status, b.exit_code) == (Participant.Status.COMPLETED, "CLEFT")
+        assert response["Location"] == exit_url(b) and exit_url(b).endswith("cc=CLEFT")
+        assert b.responses.get(key="persuasion_outcome").value == "abandoned"
+
+    def test_a_silent_partner_ends_it_and_the_other_completes_with_the_code(self):
+        study = humans_study(partner_left_code="CLEFT", silence_seconds=60)
+        (wa, a), (wb, b), dialogue = paired(study)
+        silent = services.game_of(dialogue).to_move
+        quiet = ps.fresh(dialogue).last_move_at + timedelta(seconds=60)
+        assert services.dialogue_check(dialogue_id=dialogue.pk, now=quiet)
+        dialogue = ps.fresh(dialogue)
+        assert (dialogue.end_reason, dialogue.ended_by) == (Reason.PARTNER_SILENT, silent)
+        talker, talker_walker = (b, wb) if dialogue.side_of(a.pk) == silent else (a, wa)
+        talker_walker.submit()
+        talker.refresh_from_db()
+        assert (talker.status, talker.exit_code) == (Participant.Status.COMPLETED, "CLEFT")
+
+    def test_without_a_code_the_remaining_participant_goes_on_with_the_study(self):
+        study = humans_study(partner_left_code="")
+        (wa, a), (wb, b), dialogue = paired(study)
+        participant_mark_returned(participant=a)
+        wb.submit()
+        b.refresh_from_db()
+        assert b.status == Participant.Status.ACTIVE and not b.exit_code
+        assert wb.page()[1].title == "Thanks"
+
+    def test_the_one_who_left_gets_no_completion_code(self):
+        study = humans_study(partner_left_code="CLEFT")
+        (wa, a), (wb, b), dialogue = paired(study)
+        services.participant_leave(dialogue_id=dialogue.pk, participant_id=a.pk, now=timezone.now())
+        wa.submit()
+        a.refresh_from_db()
+        assert a.exit_code != "CLEFT"
+        assert a.responses.get(key="persuasion_outcome").value == "abandoned"
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_many_arrivals_at_once_are_paired_two_by_two():
+    study = humans_study()
+    count = 9
+    people = [ps.person(ps.arrive(study)) for _ in range(count)]
+    design = ps.design_of(study)
+
+    def arrive(n: int) -> None:
+        services.dialogue_assign(
+            participant=people[n], position=ps.POSITION, design=design, now=timezone.now()
+        )
+
+    with pool_size(count + 4):
+        errors = run_threads(arrive, count)
+    assert not errors, errors[0]
+    dialogues = list(PersuasionDialogue.objects.filter(study=study))
+    seats = [p for d in dialogues for p in (d.pro_participant_id, d.con_participant_id) if p]
+    assert sorted(seats) == sorted(p.pk for p in people)  # everyone seated, once
+    assert sum(d.status == Status.WAITING for d in dialogues) == 1  # never two waiting
+    running = [d for d in dialogues if d.status == Status.RUNNING]
+    assert len(running) == count // 2
+    assert all(d.pro_participant_id and d.con_participant_id for d in running)

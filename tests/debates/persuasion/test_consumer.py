@@ -42,7 +42,7 @@ def at_dialogue(study):
     return w, ps.person(w)
 
 
-async def receive_until(socket, predicate, timeout=10.0) -> list[dict]:
+async def receive_until(socket, predicate, timeout=30.0) -> list[dict]:
     seen = []
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout

@@ -53,5 +53,9 @@ bench-live: install-dev
 	$(BIN)/python -m bench.live --streams 100 --idle 500
 	$(BIN)/python -m bench.live --streams 50 --mode embedded --idle 500
 
+bench-persuasion: install-dev
+	$(BIN)/python -m bench.persuasion --dialogues 50
+	$(BIN)/python -m bench.persuasion --dialogues 50 --mode embedded
+
 clean:
 	rm -rf $(VENV) var

@@ -4,6 +4,7 @@ actions, and the dialogues with every turn and how its sentences were read."""
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin, messages
 from django.utils.html import format_html_join
 
@@ -36,8 +37,25 @@ class AgentConfigAdmin(InUseAdmin):
         super().save_model(request, obj, form, change)
 
 
+class PersuasionBatchForm(forms.ModelForm):
+    class Meta:
+        model = PersuasionBatch
+        fields = "__all__"
+
+    def clean(self):
+        data = super().clean()
+        agents, topics = data.get("agents"), data.get("topics")
+        if agents is not None and topics is not None:  # editable: not planned yet
+            if not topics:
+                self.add_error("topics", "Choose at least one topic.")
+            if len(agents) < (1 if data.get("self_play") else 2):
+                self.add_error("agents", "Choose at least two agent configurations (or one, with self-play).")
+        return data
+
+
 @admin.register(PersuasionBatch)
 class PersuasionBatchAdmin(admin.ModelAdmin):
+    form = PersuasionBatchForm
     list_display = ["name", "status", "progress", "spent", "budget_usd", "created_at"]
     list_filter = ["status"]
     filter_horizontal = ["topics", "agents"]

@@ -71,8 +71,11 @@ def batch_start(*, batch_id: int, now: datetime | None = None) -> list[Persuasio
         batch = PersuasionBatch.objects.select_for_update().get(pk=batch_id)
         if batch.status == BatchStatus.DONE:
             return []
-        if not batch.agents.exists() or not batch.topics.exists():
-            raise services.PersuasionError("Add at least one agent configuration and one topic first.")
+        if not batch.dialogues.exists() and not batch_pairings(batch):
+            raise services.PersuasionError(
+                "The batch has no dialogues to run: choose a topic and at least two agent "
+                "configurations (or one, with self-play)."
+            )
         batch_plan(batch=batch, now=now)
         batch.status, batch.note = BatchStatus.RUNNING, ""
         batch.started_at = batch.started_at or now

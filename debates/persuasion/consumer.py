@@ -56,17 +56,9 @@ def kick(dialogue_id: int) -> None:
 
 
 @db
-def snapshot_rows(dialogue_id: int, participant_id: int):
+def snapshot_rows(dialogue_id: int) -> tuple[PersuasionDialogue, list[PersuasionTurn]]:
     dialogue = services.dialogue_query().get(pk=dialogue_id)
-    streaming = list(
-        dialogue.turns.filter(status=PersuasionTurn.Status.STREAMING).values_list("pk", flat=True)
-    )
-    return dialogue, dialogue.side_of(participant_id), streaming
-
-
-@db
-def snapshot(dialogue, side, partial) -> dict:
-    return services.snapshot_for(dialogue, side, partial)
+    return dialogue, list(dialogue.turns.order_by("seq"))
 
 
 @db
@@ -120,9 +112,12 @@ class PersuasionConsumer(AsyncJsonWebsocketConsumer):
                 log.warning("clock check of dialogue %s failed", self.dialogue_id, exc_info=True)
 
     async def send_snapshot(self) -> None:
-        dialogue, side, streaming = await snapshot_rows(self.dialogue_id, self.participant_id)
+        dialogue, turns = await snapshot_rows(self.dialogue_id)
+        streaming = [t.pk for t in turns if t.status == PersuasionTurn.Status.STREAMING]
         partial = {pk: await buffer().get(pk) for pk in streaming}
-        await self.send_json(await snapshot(dialogue, side, partial))
+        side = dialogue.side_of(self.participant_id)
+        # Pure computation from here (the protocol's state is replayed once per change and kept).
+        await self.send_json(services.snapshot_for(dialogue, side, partial, turns))
 
     async def receive(self, text_data=None, bytes_data=None, **kwargs) -> None:
         try:

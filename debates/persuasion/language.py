@@ -21,7 +21,6 @@ record; an answer that arrived but could not be used is a call with both a resul
 from __future__ import annotations
 
 import asyncio
-import copy
 import json
 import re
 import sys
@@ -627,7 +626,7 @@ def _legal(game: Game, move: Move) -> bool:
 
 def _state_after(game: Game, speaker: str, moves: list[Move]) -> Game:
     """A copy of the game with `moves` played, still `speaker`'s turn: what the next sentence meets."""
-    state = copy.deepcopy(game)
+    state = game.copy()
     if moves:
         state.max_turns = sys.maxsize  # the turn limit applies to whole turns, not within one
         state.play(speaker, moves)

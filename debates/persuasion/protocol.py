@@ -330,11 +330,25 @@ class Game:
 
     def _surrendered(self, index: int, point: str) -> bool:
         """Whether the replier has already conceded or retracted `point` in reply to moves[index]."""
-        key = normalise(point)
-        return any(
-            m.target == index and m.kind in (Kind.CONCEDE, Kind.RETRACT) and normalise(m.proposition) == key
-            for m in self.moves
-        )
+        cached = getattr(self, "_surrender_cache", None)
+        if cached is None or cached[0] != len(self.moves):
+            done = {
+                (m.target, normalise(m.proposition))
+                for m in self.moves
+                if m.kind in (Kind.CONCEDE, Kind.RETRACT)
+            }
+            cached = self._surrender_cache = (len(self.moves), done)
+        return (index, normalise(point)) in cached[1]
+
+    def copy(self) -> Game:
+        """An independent copy, cheaply: moves and outcomes are immutable, so only the lists
+        and the stores are copied (the caches go with the moves they were built from)."""
+        twin = object.__new__(Game)
+        twin.__dict__.update(self.__dict__)
+        twin.moves = list(self.moves)
+        twin.turns = [list(t) for t in self.turns]
+        twin.stores = {side: list(items) for side, items in self.stores.items()}
+        return twin
 
     def _point_refusal(self, index: int, point: str) -> str | None:
         """Why `point` of moves[index] can no longer be replied to, or None while it is open."""

@@ -9,6 +9,7 @@ and the caller hands it to `debates.persuasion.tasks.turns_start()`. The protoco
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -80,7 +81,24 @@ def agent_view(agent: AgentConfig) -> language.AgentView:
 
 
 def game_of(dialogue: PersuasionDialogue) -> Game:
+    """The dialogue's protocol state, replayed (a fresh object: playing it changes nothing
+    stored until the caller saves its snapshot)."""
     return Game.replay(dialogue.state)
+
+
+_views: dict[tuple, Game] = {}
+
+
+def game_view(dialogue: PersuasionDialogue) -> Game:
+    """The protocol state for reading only (snapshots, clocks): replayed once per state and
+    kept, since every page of a dialogue asks for it after each change. Never play it."""
+    key = (dialogue.pk, json.dumps(dialogue.state, sort_keys=True))
+    game = _views.get(key)
+    if game is None:
+        if len(_views) > 2000:
+            _views.clear()
+        game = _views[key] = Game.replay(dialogue.state)
+    return game
 
 
 def new_state(topic: Topic, *, max_turns: int, max_seconds: int, max_sentences: int) -> dict:
@@ -97,10 +115,10 @@ def new_state(topic: Topic, *, max_turns: int, max_seconds: int, max_sentences: 
 # --- Assignment: an agent, or a partner from the waiting room ----------------------------
 
 
-def dialogue_query():
-    return PersuasionDialogue.objects.select_related(
-        "topic", "pro_agent", "con_agent", "pro_participant", "con_participant", "study", "batch"
-    )
+def dialogue_query(*related: str):
+    """Dialogues with their topic, and whatever else the caller reads (`related`): a join
+    per relation costs every query that plans it (bench/persuasion)."""
+    return PersuasionDialogue.objects.select_related("topic", *related)
 
 
 def dialogue_of(participant: Participant, position: int) -> PersuasionDialogue | None:
@@ -254,7 +272,8 @@ def agent_turn_if_due(dialogue: PersuasionDialogue, now: datetime) -> Persuasion
         return None
     game = game_of(dialogue)
     speaker = game.to_move
-    if game.outcome.status != "open" or dialogue.is_human(speaker) or dialogue.agent_of(speaker) is None:
+    no_agent = getattr(dialogue, f"{speaker}_agent_id") is None
+    if game.outcome.status != "open" or dialogue.is_human(speaker) or no_agent:
         return None
     if open_turn(dialogue) is not None:
         return None
@@ -464,13 +483,56 @@ def dialogue_end(
     )
 
 
+CLOCK_FIELDS = (
+    "status",
+    "started_at",
+    "created_at",
+    "max_seconds",
+    "last_move_at",
+    "silence_seconds",
+    "pro_participant_id",
+    "con_participant_id",
+    "pro_participant__status",
+    "con_participant__status",
+    "state__to_move",
+)
+
+
+def _clock_due(row: dict, now: datetime) -> bool:
+    """Whether a clock may have run out: read from plain columns, without a lock or a replay
+    (pages check every few seconds; almost always nothing is due)."""
+    if row["status"] != Status.RUNNING:
+        return False
+    started = row["started_at"] or row["created_at"]
+    if (now - started).total_seconds() >= row["max_seconds"]:
+        return True
+    for side in ("pro", "con"):
+        if row[f"{side}_participant_id"] is not None and row[f"{side}_participant__status"] != "active":
+            return True
+    to_move = row["state__to_move"]
+    last = row["last_move_at"] or started
+    return bool(
+        to_move
+        and row[f"{to_move}_participant_id"] is not None
+        and (now - last).total_seconds() >= row["silence_seconds"]
+    )
+
+
 def dialogue_check(*, dialogue_id: int, now: datetime | None = None) -> bool:
     """The clocks of a running dialogue: the time limit (a draw), a participant gone (their
     status is no longer active: they returned the study or timed out) or silent on their
     turn past the silence limit (abandoned, with who and why). True if it ended now."""
     now = now or timezone.now()
+    row = PersuasionDialogue.objects.filter(pk=dialogue_id).values(*CLOCK_FIELDS).first()
+    if row is None or not _clock_due(row, now):
+        return False
     with transaction.atomic():
-        dialogue = dialogue_query().select_for_update(of=("self",)).filter(pk=dialogue_id).first()
+        dialogue = (
+            dialogue_query("pro_participant", "con_participant")
+            .select_for_update(of=("self",))
+            .filter(pk=dialogue_id)
+            .first()
+        )
         if dialogue is None or dialogue.status != Status.RUNNING:
             return False
         game = game_of(dialogue)
@@ -495,17 +557,6 @@ def dialogue_check(*, dialogue_id: int, now: datetime | None = None) -> bool:
             dialogue_end(dialogue, Status.ABANDONED, Reason.PARTNER_SILENT, now=now, ended_by=speaker)
             return True
     return False
-
-
-def participant_leave(*, dialogue_id: int, participant_id: int, now: datetime) -> None:
-    """The participant chose to stop debating: the dialogue is abandoned by their side."""
-    with transaction.atomic():
-        dialogue = dialogue_query().select_for_update(of=("self",)).get(pk=dialogue_id)
-        side = dialogue.side_of(participant_id)
-        if side is None:
-            raise PersuasionError("This is not your dialogue.")
-        if dialogue.status in (Status.RUNNING, Status.WAITING):
-            dialogue_end(dialogue, Status.ABANDONED, Reason.PARTNER_LEFT, now=now, ended_by=side)
 
 
 def stuck_turns(now: datetime | None = None) -> list[int]:
@@ -566,10 +617,13 @@ def outcome_text(dialogue: PersuasionDialogue, side: str | None) -> str:
     return ""
 
 
-def snapshot_for(dialogue: PersuasionDialogue, side: str | None, partial: dict[int, str]) -> dict:
-    """Everything the participant on `side` needs to draw the page, as one message."""
-    game = game_of(dialogue)
-    turns = list(dialogue.turns.order_by("seq"))
+def snapshot_for(
+    dialogue: PersuasionDialogue, side: str | None, partial: dict[int, str], turns: list | None = None
+) -> dict:
+    """Everything the participant on `side` needs to draw the page, as one message (`turns`:
+    the dialogue's turns in order, if the caller has them)."""
+    game = game_view(dialogue)
+    turns = list(dialogue.turns.order_by("seq")) if turns is None else turns
     moves = game.moves
     my_turn = (
         dialogue.status == Status.RUNNING

@@ -64,8 +64,19 @@ def test_the_plan_counts_every_pairing_stance_and_repeat():
 
 def test_a_batch_without_agents_or_topics_does_not_start():
     batch = PersuasionBatch.objects.create(name="empty")
-    with pytest.raises(services.PersuasionError, match="at least one agent configuration and one topic"):
+    with pytest.raises(services.PersuasionError, match="no dialogues to run"):
         batches.batch_start(batch_id=batch.pk)
+    assert PersuasionBatch.objects.get(pk=batch.pk).status == BatchStatus.DRAFT
+
+
+def test_a_batch_with_one_agent_and_no_self_play_does_not_start():
+    loader.demo_persuasion_content()
+    batch = new_batch("lonely", ["demo-firm"])
+    with pytest.raises(services.PersuasionError, match="at least two agent"):
+        batches.batch_start(batch_id=batch.pk)
+    batch.self_play = True
+    batch.save()
+    assert batches.batch_start(batch_id=batch.pk)  # with self-play: one dialogue, its first turn
 
 
 def test_the_demo_batch_plays_to_the_end_a_few_at_a_time(settings):

@@ -183,7 +183,9 @@ def pair(first: Page, second: Page, server: str, study) -> tuple[str, str]:
     second_pid = enter(second, server, study)
     for page in (first, second):
         expect(page.locator("#stores")).to_be_visible(timeout=TURN_WAIT)
-        expect(status(page)).not_to_have_text(re.compile("Waiting for another participant"), timeout=TURN_WAIT)
+        expect(status(page)).not_to_have_text(
+            re.compile("Waiting for another participant"), timeout=TURN_WAIT
+        )
     return first_pid, second_pid
 
 

@@ -7,7 +7,6 @@ import asyncio
 
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
-from django.utils import timezone
 
 from config.asgi import application
 from debates.models import PersuasionTurn
@@ -15,6 +14,7 @@ from debates.persuasion import services
 from debates.persuasion.consumer import MAX_MESSAGES_PER_MINUTE
 from debates.persuasion.realtime import CHANGED, abroadcast
 from debates.streaming import register_local_loop
+from participants.services import participant_mark_returned
 from tests.support import persuasion as ps
 from tests.support.ws import ASGIWebsocket
 
@@ -206,9 +206,8 @@ def test_a_page_is_told_when_its_partner_left():
         socket = connect(b.token)
         assert (await socket.connect())[0]
         await socket.receive_json()
-        await sync_to_async(services.participant_leave)(
-            dialogue_id=dialogue.pk, participant_id=a.pk, now=timezone.now()
-        )
+        await sync_to_async(participant_mark_returned)(participant=a)  # returned on Prolific
+        assert await sync_to_async(services.dialogue_check)(dialogue_id=dialogue.pk)
         await abroadcast(dialogue.pk, CHANGED)
         snap = await socket.receive_json()
         await socket.disconnect()

@@ -192,14 +192,18 @@ class TestPartnerGone:
         assert b.status == Participant.Status.ACTIVE and not b.exit_code
         assert wb.page()[1].title == "Thanks"
 
-    def test_the_one_who_left_gets_no_completion_code(self):
+    def test_the_one_who_fell_silent_gets_no_completion_code(self):
         study = humans_study(partner_left_code="CLEFT")
-        (wa, a), (wb, b), dialogue = paired(study)
-        services.participant_leave(dialogue_id=dialogue.pk, participant_id=a.pk, now=timezone.now())
-        wa.submit()
-        a.refresh_from_db()
-        assert a.exit_code != "CLEFT"
-        assert a.responses.get(key="persuasion_outcome").value == "abandoned"
+        pair = dict(zip(("a", "b"), paired(study)[:2], strict=True))
+        dialogue = ps.dialogue_of(pair["a"][1])
+        silent = "a" if dialogue.side_of(pair["a"][1].pk) == "pro" else "b"  # pro moves first
+        later = dialogue.last_move_at + timedelta(seconds=dialogue.silence_seconds + 1)
+        assert services.dialogue_check(dialogue_id=dialogue.pk, now=later)
+        walker, person = pair[silent]
+        walker.submit()
+        person.refresh_from_db()
+        assert person.exit_code != "CLEFT"
+        assert person.responses.get(key="persuasion_outcome").value == "abandoned"
 
 
 @pytest.mark.postgres

@@ -22,6 +22,9 @@ SPEC = {
     "no_consent_code": "CBENCHNOCON",
     "screened_out_code": "CBENCHSCREEN",
     "estimated_minutes": 5,
+    # A pilot: the simulated arrivals carry random STUDY_IDs (a real study names its own, and
+    # the go-live checks refuse a non-pilot study without it).
+    "pilot": True,
     "steps": [
         {"kind": "consent", "title": "Consent", "config": {"text": "Please read this and agree."}},
         {

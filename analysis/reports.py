@@ -92,7 +92,7 @@ def build_report(
         raise ValueError(f"unknown design {design!r}: use A, B, C or D")
     # The statistics (pandas, SciPy, matplotlib) load only where a report is computed, not
     # in every web process.
-    from analysis.metrics import persuasion
+    from analysis.metrics import llm_judges, persuasion
     from analysis.metrics.frames import read_tables
     from analysis.metrics.report import analyze, figures
 
@@ -100,6 +100,8 @@ def build_report(
     tables = read_tables(data)
     if design == "C":
         tables.update(persuasion.read_tables(data))
+    if design == "A":
+        tables.update(llm_judges.read_tables(data))  # the LLM participants, when there are any
     progress(55, "computing the statistics")
     results = analyze(tables, design, seed=seed, bootstrap=bootstrap or settings.REPORT_BOOTSTRAP)
     results["study_sha256"] = sorted(  # the frozen snapshots the data come from

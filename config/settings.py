@@ -232,6 +232,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "debates.persuasion.tasks.watchdog",
         "schedule": env_int("LIVE_WATCHDOG_SECONDS", 10, minimum=1),
     },
+    "jobs-watchdog": {
+        "task": "debates.jobs.tasks.watchdog",
+        "schedule": env_int("LIVE_WATCHDOG_SECONDS", 10, minimum=1),
+    },
     "nightly-reports": {
         "task": "analysis.tasks.nightly_reports",
         "schedule": crontab(minute=0, hour=env_int("REPORTS_NIGHTLY_HOUR", 3)),
@@ -358,6 +362,8 @@ LIVE_DB_THREADS = env_int("LIVE_DB_THREADS", 4)
 PERSUASION_TURN_ATTEMPTS = env_int("PERSUASION_TURN_ATTEMPTS", 2, minimum=1)
 PERSUASION_CHECK_SECONDS = env_int("PERSUASION_CHECK_SECONDS", 5, minimum=1)
 PERSUASION_BATCH_PARALLEL = env_int("PERSUASION_BATCH_PARALLEL", 8, minimum=1)
+# LLM jobs (debates.jobs): attempts at an item before a retryable failure fails it.
+JOB_ITEM_ATTEMPTS = env_int("JOB_ITEM_ATTEMPTS", 3, minimum=1)
 
 LOGGING = {
     "version": 1,

@@ -13,6 +13,11 @@ class DebatesConfig(AppConfig):
         from debates.dialogues import admin as dialogues_admin
         from debates.dialogues import services as dialogues
         from debates.dialogues import steps as dialogue_steps
+        from debates.jobs import admin as _jobs_admin  # noqa: F401  (LLM jobs, prompt templates)
+        from debates.jobs import kinds as job_kinds
+        from debates.jobs import tasks as _jobs_tasks  # noqa: F401  (Celery tasks of job items)
+        from debates.judges import kinds as judges_kinds
+        from debates.judges import offline as judges_offline
         from debates.live import admin as live_admin
         from debates.live import services as live
         from debates.live import steps as live_steps
@@ -64,3 +69,7 @@ class DebatesConfig(AppConfig):
         registry.register_all(persuasion_steps.PersuasionKind)
         persuasion_offline.register()  # the offline backend's answers (demo, tests)
         snapshot.snapshot_parts.append(persuasion_content.snapshot_part)
+
+        # LLM participants for design A: a job kind, and its offline judge (demo, tests).
+        job_kinds.register(judges_kinds.LLMParticipantsKind)
+        judges_offline.register()

@@ -10,7 +10,7 @@ from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
 from debates import llm
-from debates.models import LiveSession, LiveTurn, LLMCall, PersuasionDialogue, PersuasionTurn
+from debates.models import JobItem, LiveSession, LiveTurn, LLMCall, PersuasionDialogue, PersuasionTurn
 
 
 def llm_call_record(
@@ -24,6 +24,7 @@ def llm_call_record(
     turn: LiveTurn | None = None,
     dialogue: PersuasionDialogue | None = None,
     dialogue_turn: PersuasionTurn | None = None,
+    job_item: JobItem | None = None,
 ) -> LLMCall:
     """Store one call, successful (`result`) or not (`error`). `config` is whatever set the
     call up (a debater configuration, …): its `template_version` and its prices per million
@@ -34,12 +35,15 @@ def llm_call_record(
     backend = getattr(result, "backend", None) or llm.backend_name()
     offline = backend == llm.OFFLINE
     study_id = session.participant.study_id if session else dialogue.study_id if dialogue else None
+    if job_item is not None and study_id is None:
+        study_id = _job_study_id(job_item)
     return LLMCall.objects.create(
         study_id=study_id,
         session=session,
         turn=turn,
         persuasion_dialogue=dialogue,
         persuasion_turn=dialogue_turn,
+        job_item=job_item,
         role=role,
         backend=backend,
         # The offline backend writes its own text: it is never the model a configuration names.
@@ -59,6 +63,16 @@ def llm_call_record(
         cost_usd=Decimal(0) if offline else call_cost(config, tokens_in, tokens_out),
         created_at=timezone.now(),
     )
+
+
+def _job_study_id(job_item: JobItem) -> int | None:
+    """The study a job's calls count towards: its config's "study" slug, when set."""
+    from studies.models import Study
+
+    slug = (job_item.job.config or {}).get("study")
+    if not slug:
+        return None
+    return Study.objects.filter(slug=slug).values_list("pk", flat=True).first()
 
 
 def call_cost(config: Any, tokens_in: int | None, tokens_out: int | None) -> Decimal | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from analysis.access import pseudonymise
-from analysis.exports import dialogues, draws, live, pairwise, participants, persuasion
+from analysis.exports import dialogues, draws, live, llm_judges, pairwise, participants, persuasion
 from analysis.exports.items import study_items
 from analysis.exports.table import Table
 from common.downloads import csv_line
@@ -22,6 +22,7 @@ TABLES: dict[str, Table] = {
         participants.PARTICIPANTS,
         participants.RESPONSES,
         dialogues.JUDGEMENTS,
+        llm_judges.LLM_JUDGEMENTS,
         participants.STEP_TIMES,
         live.CLAIM_JUDGEMENTS,
         live.LIVE_TURNS,

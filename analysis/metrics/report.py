@@ -34,8 +34,11 @@ Design A (paper 000; tables judgements, optional participants and responses):
     detection_cascade Table 43: [{condition, total, presence, side, type}] (baseline: false alarms)
     detection_accuracy, detection_following  Tables 44-45: [{level, met, not_met, diff_pp, p}]
     expertise         Figure 15: {key, levels [{level, label, accuracy, followed}], unanswered}
+    llm_participants  Tables 30-34 (optional table llm_judgements; None without it):
+                      llm_judges.analyse: {n, judges, table_31, overall, by_judge, by_condition, shifts}
     tables keys       table_35, figure_5, accuracy_by_condition, table_39, table_40, table_41,
-                      table_42, table_43, table_44, table_45, figure_15
+                      table_42, table_43, table_44, table_45, figure_15, then table_31,
+                      llm_accuracy_by_judge, llm_accuracy_by_condition (or llm_participants, a note)
 
 Design B (paper 001; tables claim_judgements, optional participants and responses):
     n                 participants, sessions, analysed, analysed_participants, groups, protocols, studies
@@ -100,7 +103,7 @@ import copy
 import numpy as np
 import pandas as pd
 
-from analysis.metrics import dialogues, live, pairwise, persuasion
+from analysis.metrics import dialogues, live, llm_judges, pairwise, persuasion
 from analysis.metrics.agreement import as_ranks, compare_rankings
 from analysis.metrics.common import clean, exclusion_flow, exclusion_table, make_table, pct, rnd, sig
 from analysis.metrics.frames import TABLES, analysable, participant_key, typed, uses_study
@@ -150,6 +153,13 @@ def analyze(
             name: persuasion.typed(name, df)
             for name, df in tables.items()
             if name in persuasion.TABLES and df is not None
+        }
+    )
+    frames.update(
+        {
+            name: llm_judges.typed(name, df)
+            for name, df in tables.items()
+            if name in llm_judges.TABLES and df is not None
         }
     )
     rng = np.random.default_rng([int(seed), STREAMS[design]])
@@ -234,6 +244,7 @@ def _design_a(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
     expertise = dialogues.by_expertise(df, responses, options["expertise_key"], options["expertise_prefix"])
     if expertise is None:
         skipped["expertise"] = "no responses table or no expertise item"
+    llm_participants = llm_judges.analyse(frames.get(llm_judges.TABLE))  # None without any
     keys = participant_key(df, uses_study(df))
     results = {
         "n": {
@@ -256,6 +267,7 @@ def _design_a(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
         "detection_accuracy": accuracy_detection,
         "detection_following": following_detection,
         "expertise": expertise,
+        "llm_participants": llm_participants,
         "skipped": skipped,
     }
     results["tables"] = _tables_a(results)
@@ -502,6 +514,8 @@ def _tables_a(r: dict) -> list[dict]:
                 "an answer to the item.",
             )
         )
+    # LLM participants (Tables 30-34), or a note that there are none.
+    out += llm_judges.report_tables(r["llm_participants"])
     return out
 
 

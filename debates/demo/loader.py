@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from debates.demo.claim_debate import CLAIM_DEBATE_STUDY, CLAIMS_FILE, DEBATERS
+from debates.demo.judges import llm_participants_job  # noqa: F401  (design A's LLM participants job)
 from debates.demo.mystery import CASES_FILE, MYSTERY_STUDY
 from debates.demo.persuasion import AGENTS, BATCH, PERSUASION_HUMANS_STUDY, PERSUASION_LIVE_STUDY, TOPIC
 from debates.demo.persuasion_pairs import PAIRS_SET, PERSUASION_PAIRS_STUDY

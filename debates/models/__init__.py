@@ -14,6 +14,7 @@ from debates.models.dialogues import (
     count_words,
 )
 from debates.models.draws import RandomDraw
+from debates.models.jobs import Job, JobItem, PromptTemplate
 from debates.models.live import Claim, DebaterConfig, LiveSession, LiveTurn, StudyClaim
 from debates.models.pairwise import Comparison, Excerpt, Instance, InstanceSet
 from debates.models.persuasion import (
@@ -41,10 +42,13 @@ __all__ = [
     "Excerpt",
     "Instance",
     "InstanceSet",
+    "Job",
+    "JobItem",
     "Judgement",
     "LLMCall",
     "LiveSession",
     "LiveTurn",
+    "PromptTemplate",
     "RandomDraw",
     "StudyClaim",
     "StudyDialogue",

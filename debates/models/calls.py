@@ -2,6 +2,7 @@
 
 from django.db import models
 
+from debates.models.jobs import JobItem
 from debates.models.live import LiveSession, LiveTurn
 from debates.models.persuasion import PersuasionDialogue, PersuasionTurn
 from studies.models import Study
@@ -18,6 +19,9 @@ class LLMCall(models.Model):
     )
     persuasion_turn = models.ForeignKey(
         PersuasionTurn, on_delete=models.SET_NULL, null=True, blank=True, related_name="llm_calls"
+    )
+    job_item = models.ForeignKey(
+        JobItem, on_delete=models.SET_NULL, null=True, blank=True, related_name="llm_calls"
     )
     role = models.CharField(max_length=20, help_text="debater_a, debater_b, consultant, side_choice, …")
     backend = models.CharField(max_length=20)

@@ -29,6 +29,8 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Demo model-versus-model batch {batch.name!r}: {batch.get_status_display().lower()}"
         )
+        job = loader.llm_participants_job()
+        self.stdout.write(f"Demo LLM participants job {job.name!r}: {job.get_status_display().lower()}")
         if admin:
             self.admin_login(base_url)
         self.print_links(base_url, demo.studies)

@@ -49,6 +49,7 @@ EXPECTED_TABLES = {
         "table_44",
         "table_45",
         "figure_15",
+        "llm_participants",
     },
     "B": {
         "exclusion_flow",

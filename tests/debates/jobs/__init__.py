@@ -1,0 +1,1 @@
+"""Tests of the LLM jobs machinery (debates.jobs)."""

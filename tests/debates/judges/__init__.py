@@ -1,0 +1,1 @@
+"""Tests of the LLM participants (design A, paper 000 Tables 30-34)."""

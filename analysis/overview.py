@@ -8,6 +8,7 @@ from collections import Counter
 from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
+from analysis.exports.table import analysed
 from debates.dialogues.services import quotas
 from debates.models import DialogueAssignment, InstanceSet, LiveSession, StudyClaim, StudyDialogue
 from debates.pairwise.services import instance_fill, valid_per_instance
@@ -18,7 +19,7 @@ from studies.services import study_steps
 
 def study_overview(study: Study) -> dict:
     now = timezone.now()
-    real = Participant.objects.filter(study=study, is_preview=False)
+    real = Participant.objects.filter(analysed(""), study=study)
     status_counts = dict(real.values_list("status").annotate(n=Count("id")))
     at_step = dict(
         real.filter(status=Participant.Status.ACTIVE, expires_at__gt=now)
@@ -31,11 +32,11 @@ def study_overview(study: Study) -> dict:
         for s in study_steps(study)
     ]
     exclusions = Counter(
-        Exclusion.objects.filter(
-            participant__study=study, participant__is_preview=False, revoked_at__isnull=True
-        ).values_list("reason", flat=True)
+        Exclusion.objects.filter(analysed(), participant__study=study, revoked_at__isnull=True).values_list(
+            "reason", flat=True
+        )
     )
-    study_flags = Flag.objects.filter(participant__study=study, participant__is_preview=False)
+    study_flags = Flag.objects.filter(analysed(), participant__study=study)
     flagged = dict(study_flags.values_list("kind").annotate(n=Count("participant", distinct=True)).order_by())
     return {
         "now": now,
@@ -52,7 +53,7 @@ def study_overview(study: Study) -> dict:
         "claim_study": StudyClaim.objects.filter(study=study).exists(),
         "pairs": pairs_fill(study, now),
         "live_now": LiveSession.objects.filter(
-            participant__study=study, participant__is_preview=False, phase=LiveSession.Phase.CHAT
+            analysed(), participant__study=study, phase=LiveSession.Phase.CHAT
         ).count(),
         "exclusions": [
             {"label": label, "count": exclusions.get(value, 0)} for value, label in Exclusion.Reason.choices
@@ -67,7 +68,7 @@ def study_overview(study: Study) -> dict:
 
 
 def dialogue_fill_rows(study: Study, now) -> list[dict]:
-    completed = Q(participant__status=Participant.Status.COMPLETED, participant__is_preview=False)
+    completed = Q(participant__status=Participant.Status.COMPLETED) & analysed()
     counts = {
         row["study_dialogue"]: row
         for row in DialogueAssignment.objects.filter(study_dialogue__study=study)
@@ -77,11 +78,8 @@ def dialogue_fill_rows(study: Study, now) -> list[dict]:
             done_excluded=Count("id", filter=completed & Q(participant__excluded=True)),
             leased=Count(
                 "id",
-                filter=Q(
-                    participant__status=Participant.Status.ACTIVE,
-                    participant__expires_at__gt=now,
-                    participant__is_preview=False,
-                ),
+                filter=Q(participant__status=Participant.Status.ACTIVE, participant__expires_at__gt=now)
+                & analysed(),
             ),
         )
     }
@@ -142,7 +140,7 @@ def claim_fill_rows(study: Study, now) -> list[dict]:
     completed = Q(participant__status=Participant.Status.COMPLETED, participant__excluded=False)
     leased = Q(participant__status=Participant.Status.ACTIVE, participant__expires_at__gt=now)
     rows = (
-        LiveSession.objects.filter(participant__study=study, participant__is_preview=False)
+        LiveSession.objects.filter(analysed(), participant__study=study)
         .values("group", "protocol", "claim__slug")
         .annotate(done=Count("id", filter=completed), leased=Count("id", filter=leased))
         .order_by("group", "protocol", "claim__slug")

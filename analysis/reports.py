@@ -11,13 +11,14 @@ The same code serves every way of running it:
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import logging
 import tempfile
 import threading
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from django.utils import timezone
 
 from analysis.configuration import study_configuration
 from analysis.exports import TABLES, codebook_lines, csv_lines
+from analysis.exports.table import pilot_data
 from analysis.models import Report, ReportFile
 from studies.models import Study
 from studies.services import study_steps
@@ -92,7 +94,7 @@ def build_report(
         raise ValueError(f"unknown design {design!r}: use A, B, C or D")
     # The statistics (pandas, SciPy, matplotlib) load only where a report is computed, not
     # in every web process.
-    from analysis.metrics import llm_judges, persuasion
+    from analysis.metrics import llm_judges, llm_persona, persuasion
     from analysis.metrics.frames import read_tables
     from analysis.metrics.report import analyze, figures
 
@@ -102,6 +104,8 @@ def build_report(
         tables.update(persuasion.read_tables(data))
     if design == "A":
         tables.update(llm_judges.read_tables(data))  # the LLM participants, when there are any
+    if design == "B":
+        tables.update(llm_persona.read_tables(data))  # persona/naive judges, strategy raters, if any
     progress(55, "computing the statistics")
     results = analyze(tables, design, seed=seed, bootstrap=bootstrap or settings.REPORT_BOOTSTRAP)
     results["study_sha256"] = sorted(  # the frozen snapshots the data come from
@@ -166,11 +170,21 @@ def report_html(results: dict, *, design: str, config: dict | None, figures: lis
 
 
 def analyze_study(
-    study: Study, out: Path, *, seed: int = 0, pseudonyms: bool = True, progress: Progress = _quiet
+    study: Study,
+    out: Path,
+    *,
+    seed: int = 0,
+    pseudonyms: bool = True,
+    progress: Progress = _quiet,
+    pilots: bool | Iterable[int] = False,
 ) -> dict:
-    """The whole report of a study into `out`: its exports, then the analysis of them."""
+    """The whole report of a study into `out`: its exports, then the analysis of them. With
+    `pilots`, the exports (and so the report) read the study's pilot participants only (those
+    whose ids `pilots` lists, when it is a list)."""
     design = study_design(study)
-    export_study(study, out, progress, pseudonyms=pseudonyms)
+    only = None if pilots is True else pilots
+    with pilot_data(only) if pilots is not False else contextlib.nullcontext():
+        export_study(study, out, progress, pseudonyms=pseudonyms)
     return build_report(out, out, design, seed=seed, progress=progress)
 
 

@@ -140,6 +140,7 @@ INSTALLED_APPS = [
     "participants",
     "debates",
     "analysis",
+    "pilots",
 ]
 
 MIDDLEWARE = [

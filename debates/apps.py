@@ -18,6 +18,7 @@ class DebatesConfig(AppConfig):
         from debates.jobs import tasks as _jobs_tasks  # noqa: F401  (Celery tasks of job items)
         from debates.judges import kinds as judges_kinds
         from debates.judges import offline as judges_offline
+        from debates.judges import persona_kinds, persona_offline, strategy_kinds, strategy_offline
         from debates.live import admin as live_admin
         from debates.live import services as live
         from debates.live import steps as live_steps
@@ -73,3 +74,8 @@ class DebatesConfig(AppConfig):
         # LLM participants for design A: a job kind, and its offline judge (demo, tests).
         job_kinds.register(judges_kinds.LLMParticipantsKind)
         judges_offline.register()
+        # Design B's persona and naive judges and strategy raters (paper 001, Study II, Table 3).
+        job_kinds.register(persona_kinds.PersonaJudgesKind)
+        job_kinds.register(strategy_kinds.StrategyRatersKind)
+        persona_offline.register()
+        strategy_offline.register()

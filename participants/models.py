@@ -31,6 +31,11 @@ class Participant(models.Model):
     prolific_session_id = models.CharField(max_length=64, blank=True)
     token = models.CharField(max_length=64, unique=True, default=new_token, editable=False)
     is_preview = models.BooleanField(default=False)
+    is_pilot = models.BooleanField(
+        default=False,
+        help_text="A simulated participant of a pilot (`manage.py pilot`): never holds a place, left out of "
+        "exports, the overview and reports (a pilot's report reads pilots only).",
+    )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
     position = models.PositiveSmallIntegerField(default=1, help_text="Current step.")
     shown_at = models.DateTimeField(

@@ -3,7 +3,7 @@ instances), how places are counted, how the least-filled one is handed out, and 
 participant back after their time limit keeps theirs.
 
 A place counts while its participant has completed and is not excluded, or is in progress
-with an unexpired lease; previews never count. Every study design hands out places the same
+with an unexpired lease; previews and pilots never count. Every study design hands out places the same
 way: it locks the rows that serialise assignment for the pool (`select_for_update`; on
 SQLite the IMMEDIATE transaction already holds the write lock), counts the places held with
 `places_held()`, and takes the least-filled candidates with `least_filled()`. Each design
@@ -35,12 +35,12 @@ T = TypeVar("T", bound=Hashable)
 def holds_place_q(now: datetime, prefix: str = "", *, excluded_hold: bool = False) -> Q:
     """Participants whose place counts toward a quota: completed (and not excluded, unless
     `excluded_hold`: a study whose exclusions do not free places), or in progress with an
-    unexpired lease. Previews never count."""
+    unexpired lease. Previews and pilots never count."""
     p = prefix
     completed = Q(**{f"{p}status": Participant.Status.COMPLETED})
     if not excluded_hold:
         completed &= Q(**{f"{p}excluded": False})
-    return Q(**{f"{p}is_preview": False}) & (
+    return Q(**{f"{p}is_preview": False, f"{p}is_pilot": False}) & (
         completed | Q(**{f"{p}status": Participant.Status.ACTIVE, f"{p}expires_at__gt": now})
     )
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.core import signing
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
@@ -29,6 +30,12 @@ Status = Participant.Status
 PROLIFIC_ID = re.compile(r"^[0-9a-f]{24}$")
 LOOSE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 ENDED_BY_KIND = {Status.NO_CONSENT, Status.FAILED_CHECK, Status.SCREENED_OUT, Status.STUDY_FULL}
+# Pilots: a study link with `pilot=<token>` makes a pilot participant (`manage.py pilot`).
+PILOT_PARAM = "pilot"
+PILOT_SALT = "rostrum.participants.pilot"
+PILOT_TOKEN_MAX_AGE = 24 * 3600  # seconds: longer than any pilot run
+PILOT_STUDY_STATUSES = {Study.Status.DRAFT, Study.Status.LIVE}  # what a pilot may enter
+INVALID_LINK = "This link is not valid. Please open the study again from Prolific."
 
 
 class EntryError(Exception):
@@ -62,6 +69,28 @@ def entry_params(query: dict, *, study: Study) -> tuple[str, str, str]:
     return values["PROLIFIC_PID"], values["STUDY_ID"], values["SESSION_ID"]
 
 
+def pilot_token(study: Study) -> str:
+    """The study link's `pilot` value that makes a pilot participant of `study`: signed with
+    SECRET_KEY (so only someone holding it, the `pilot` command, can make one), bound to the
+    study, valid for PILOT_TOKEN_MAX_AGE."""
+    return signing.TimestampSigner(salt=PILOT_SALT).sign(f"{study.pk}:{study.slug}")
+
+
+def entry_pilot(query: dict, *, study: Study) -> bool:
+    """Whether the link makes a pilot participant: no `pilot` value, no; a valid token of this
+    study, yes; anything else (forged, tampered, another study's, expired) is refused."""
+    value = (query.get(PILOT_PARAM) or "").strip()
+    if not value:
+        return False
+    try:
+        signed = signing.TimestampSigner(salt=PILOT_SALT).unsign(value, max_age=PILOT_TOKEN_MAX_AGE)
+    except signing.BadSignature:  # SignatureExpired included
+        raise EntryError(INVALID_LINK) from None
+    if signed != f"{study.pk}:{study.slug}":
+        raise EntryError(INVALID_LINK)
+    return True
+
+
 def participant_enter(
     *,
     study: Study,
@@ -69,17 +98,23 @@ def participant_enter(
     prolific_study_id: str = "",
     prolific_session_id: str = "",
     user_agent: str = "",
+    is_pilot: bool = False,
 ) -> Participant:
     """Create the participant for (study, PROLIFIC_PID), or resume the existing one.
 
     Concurrent first visits (double clicks, two tabs) race on the unique constraint; the
     loser reads the winner's row, so there is never a second participant per PID.
+    A pilot (`is_pilot`, from a valid pilot token) may also enter a draft study, and never
+    marks the study as entered by a real participant (so it stays editable).
     """
     now = timezone.now()
     existing = Participant.objects.filter(study=study, prolific_pid=prolific_pid).first()
     if existing is not None:  # those already in may come back even to a paused study
+        if existing.is_pilot != is_pilot:  # a pilot link never resumes a real participant
+            raise EntryError(INVALID_LINK)
         return _participant_revisit(existing, prolific_session_id, now)
-    if study.status != Study.Status.LIVE:
+    allowed = PILOT_STUDY_STATUSES if is_pilot else {Study.Status.LIVE}
+    if study.status not in allowed:
         raise EntryError("This study is not accepting participants at the moment.")
     try:
         with transaction.atomic():
@@ -93,11 +128,15 @@ def participant_enter(
                 shown_at=now,
                 expires_at=now + timedelta(minutes=lease_minutes(study)),
                 user_agent=user_agent[:300],
+                is_pilot=is_pilot,
             )
     except IntegrityError:
         existing = Participant.objects.get(study=study, prolific_pid=prolific_pid)
+        if existing.is_pilot != is_pilot:
+            raise EntryError(INVALID_LINK) from None
         return _participant_revisit(existing, prolific_session_id, now)
-    study_lock(study=study)
+    if not is_pilot:
+        study_lock(study=study)
     return participant
 
 

@@ -58,12 +58,14 @@ def enter(request: HttpRequest, slug: str) -> HttpResponse:
         raise Http404("No such study")
     try:
         pid, study_id, session_id = services.entry_params(request.GET, study=study)
+        is_pilot = services.entry_pilot(request.GET, study=study)
         participant = services.participant_enter(
             study=study,
             prolific_pid=pid,
             prolific_study_id=study_id,
             prolific_session_id=session_id,
             user_agent=request.headers.get("User-Agent", ""),
+            is_pilot=is_pilot,
         )
     except services.EntryError as error:
         context = {"study": study, "message": str(error)}

@@ -10,7 +10,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from analysis.access import pseudonymise
-from analysis.exports import dialogues, draws, live, llm_judges, pairwise, participants, persuasion
+from analysis.exports import (
+    dialogues,
+    draws,
+    live,
+    llm_judges,
+    llm_persona,
+    pairwise,
+    participants,
+    persuasion,
+)
 from analysis.exports.items import study_items
 from analysis.exports.table import Table
 from common.downloads import csv_line
@@ -26,6 +35,8 @@ TABLES: dict[str, Table] = {
         participants.STEP_TIMES,
         live.CLAIM_JUDGEMENTS,
         live.LIVE_TURNS,
+        llm_persona.LLM_PERSONA_JUDGEMENTS,
+        llm_persona.LLM_STRATEGY_RATINGS,
         pairwise.COMPARISONS,
         draws.DRAWS,
         persuasion.PERSUASION_DIALOGUES,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from analysis.exports.table import CHUNK, Table, active_exclusions, col, flag, iso
+from analysis.exports.table import CHUNK, Table, active_exclusions, analysed, col, flag, iso
 from debates.models import BiasReport, DialogueAssignment, Judgement
 from participants.models import Response
 from studies.models import Study
@@ -27,7 +27,7 @@ def judgement_rows(study: Study) -> Iterator[dict]:
         DialogueAssignment.objects.filter(participant__study=study).values_list("participant_id", "wpm")
     )
     queryset = (
-        Judgement.objects.filter(participant__study=study, participant__is_preview=False)
+        Judgement.objects.filter(analysed(), participant__study=study)
         .select_related("participant", "dialogue__case")
         .order_by("id")
     )

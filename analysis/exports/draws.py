@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from analysis.exports.table import CHUNK, Table, col, iso
+from analysis.exports.table import CHUNK, Table, analysed, col, iso
 from debates.models import RandomDraw
 from studies.models import Study
 
 
 def draw_rows(study: Study) -> Iterator[dict]:
     queryset = (
-        RandomDraw.objects.filter(participant__study=study, participant__is_preview=False)
+        RandomDraw.objects.filter(analysed(), participant__study=study)
         .select_related("participant")
         .order_by("id")
     )

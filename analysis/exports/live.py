@@ -6,7 +6,16 @@ from collections.abc import Iterator
 
 from django.db.models import Count
 
-from analysis.exports.table import CHUNK, Table, active_exclusions, col, flag, iso, seconds_between
+from analysis.exports.table import (
+    CHUNK,
+    Table,
+    active_exclusions,
+    analysed,
+    col,
+    flag,
+    iso,
+    seconds_between,
+)
 from debates.models import LiveSession, LiveTurn, LLMCall
 from studies.models import Study
 
@@ -32,7 +41,7 @@ def claim_judgement_rows(study: Study) -> Iterator[dict]:
         .values_list("session", "n")
     )
     queryset = (
-        LiveSession.objects.filter(participant__study=study, participant__is_preview=False)
+        LiveSession.objects.filter(analysed(), participant__study=study)
         .select_related("participant", "claim")
         .order_by("id")
     )
@@ -136,7 +145,7 @@ def live_turn_rows(study: Study) -> Iterator[dict]:
         if not call["error_kind"] or call["turn_id"] not in calls:
             calls[call["turn_id"]] = call  # the successful call, else the last failure
     queryset = (
-        LiveTurn.objects.filter(session__participant__study=study, session__participant__is_preview=False)
+        LiveTurn.objects.filter(analysed("session__participant__"), session__participant__study=study)
         .select_related("session__participant", "session__claim")
         .order_by("session_id", "seq")
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from analysis.exports.table import CHUNK, Table, col, flag, iso, seconds_between
+from analysis.exports.table import CHUNK, Table, analysed, col, flag, iso, seconds_between
 from debates.models import Comparison
 from studies.models import Study
 
@@ -13,7 +13,7 @@ from studies.models import Study
 
 def comparison_rows(study: Study) -> Iterator[dict]:
     queryset = (
-        Comparison.objects.filter(participant__study=study, participant__is_preview=False)
+        Comparison.objects.filter(analysed(), participant__study=study)
         .select_related("participant", "instance__instance_set", "instance__excerpt_1", "instance__excerpt_2")
         .order_by("participant_id", "position", "order")
     )

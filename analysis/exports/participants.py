@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from django.db.models import Count
 
-from analysis.exports.table import CHUNK, Table, active_exclusions, col, flag, iso
+from analysis.exports.table import CHUNK, Table, active_exclusions, analysed, col, flag, iso
 from debates.models import DialogueAssignment
 from participants.flags import flag_summary
 from participants.models import Flag, Participant, Response, StepVisit, TextEntry
@@ -22,7 +22,7 @@ def flag_counts(study: Study) -> dict[tuple[int, int], dict[str, int]]:
     """Flags per (participant id, step position): {kind: count}."""
     counts: dict[tuple[int, int], dict[str, int]] = defaultdict(dict)
     rows = (
-        Flag.objects.filter(participant__study=study, participant__is_preview=False)
+        Flag.objects.filter(analysed(), participant__study=study)
         .values_list("participant_id", "position", "kind")
         .annotate(n=Count("id"))
         .order_by()
@@ -66,7 +66,7 @@ def participant_rows(study: Study) -> Iterator[dict]:
             "wpm",
         )
     }
-    queryset = Participant.objects.filter(study=study, is_preview=False).order_by("id").values()
+    queryset = Participant.objects.filter(analysed(""), study=study).order_by("id").values()
     for p in queryset.iterator(chunk_size=CHUNK):
         a = assignments.get(p["id"], {})
         finished = p["finished_at"]
@@ -162,7 +162,7 @@ PARTICIPANT_COLUMNS = [
 def step_time_rows(study: Study) -> Iterator[dict]:
     flags = flag_counts(study)
     queryset = (
-        StepVisit.objects.filter(participant__study=study, participant__is_preview=False)
+        StepVisit.objects.filter(analysed(), participant__study=study)
         .order_by("participant_id", "position")
         .values()
     )
@@ -199,7 +199,7 @@ STEP_TIME_COLUMNS = [
 def text_entries(study: Study) -> dict[tuple[int, int, str], dict]:
     """How each free-text answer was written, by (participant id, position, response key)."""
     rows = (
-        TextEntry.objects.filter(participant__study=study, participant__is_preview=False)
+        TextEntry.objects.filter(analysed(), participant__study=study)
         .exclude(key="")
         .values("participant_id", "position", "key", "keys", "pastes", "pasted_chars", "typing_ms")
     )
@@ -209,7 +209,7 @@ def text_entries(study: Study) -> dict[tuple[int, int, str], dict]:
 def response_rows(study: Study) -> Iterator[dict]:
     texts = text_entries(study)
     queryset = (
-        Response.objects.filter(participant__study=study, participant__is_preview=False)
+        Response.objects.filter(analysed(), participant__study=study)
         .order_by("participant_id", "position", "id")
         .values(
             "participant_id",

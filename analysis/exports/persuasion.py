@@ -19,7 +19,17 @@ from dataclasses import dataclass
 from django.db.models import Count, Max, Q, QuerySet, Sum
 
 from analysis.access import pseudonym
-from analysis.exports.table import CHUNK, Column, Table, col, flag, iso, seconds_between
+from analysis.exports.table import (
+    CHUNK,
+    Column,
+    Table,
+    analysed,
+    col,
+    flag,
+    iso,
+    pilots_analysed,
+    seconds_between,
+)
 from common.downloads import csv_line
 from debates.models import LLMCall, PersuasionBatch, PersuasionDialogue, PersuasionTurn
 from studies.models import Study
@@ -49,15 +59,20 @@ def batch_csv_lines(table: PersuasionTable, batch: PersuasionBatch) -> Iterator[
 
 
 def study_dialogues(study: Study) -> QuerySet[PersuasionDialogue]:
-    """The study's dialogues, each once, previews left out."""
-    return (
+    """The study's dialogues, each once, previews left out; pilots' dialogues left out too,
+    or (in a pilot's report) the only ones."""
+    dialogues = (
         PersuasionDialogue.objects.filter(
             Q(study=study) | Q(pro_participant__study=study) | Q(con_participant__study=study)
         )
         .exclude(pro_participant__is_preview=True)
         .exclude(con_participant__is_preview=True)
-        .distinct()
     )
+    if pilots_analysed() is not False:
+        dialogues = dialogues.filter(analysed("pro_participant__") | analysed("con_participant__"))
+    else:
+        dialogues = dialogues.exclude(pro_participant__is_pilot=True).exclude(con_participant__is_pilot=True)
+    return dialogues.distinct()
 
 
 def batch_dialogues(batch: PersuasionBatch) -> QuerySet[PersuasionDialogue]:

@@ -3,9 +3,13 @@ the small helpers the tables share to read rows."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
+
+from django.db.models import Q
 
 from participants.models import Exclusion
 from studies.models import Study
@@ -52,6 +56,39 @@ class Table:
             yield row
 
 
+# --- Whose data: the one selection of participants the tables, the overview and reports read
+
+_PILOTS: ContextVar[frozenset[int] | bool] = ContextVar("rostrum_analysed_pilots", default=False)
+
+
+def analysed(prefix: str = "participant__") -> Q:
+    """The participants whose data the analysis reads, reached through `prefix` ("" for the
+    Participant rows themselves): never previews; the real participants, or inside
+    `pilot_data()` the pilots only (`manage.py pilot`)."""
+    pilots = _PILOTS.get()
+    q = Q(**{f"{prefix}is_preview": False, f"{prefix}is_pilot": pilots is not False})
+    if isinstance(pilots, frozenset):
+        q &= Q(**{f"{prefix}id__in": pilots})
+    return q
+
+
+def pilots_analysed() -> frozenset[int] | bool:
+    """Inside `pilot_data()`: True, or the ids of the pilots it names; else False."""
+    return _PILOTS.get()
+
+
+@contextmanager
+def pilot_data(only: Iterable[int] | None = None) -> Iterator[None]:
+    """Inside the block (in this thread), the export tables read pilot participants only (those
+    of `only`, the ids of one pilot run, when given): a pilot's report. Everywhere else pilots
+    are left out."""
+    token = _PILOTS.set(True if only is None else frozenset(only))
+    try:
+        yield
+    finally:
+        _PILOTS.reset(token)
+
+
 def flag(value) -> str:
     return "" if value is None else ("1" if value else "0")
 
@@ -67,9 +104,8 @@ def seconds_between(start, end):
 def active_exclusions(study: Study) -> dict[int, list[str]]:
     """Active exclusion reasons per participant id."""
     reasons: dict[int, list[str]] = {}
-    rows = Exclusion.objects.filter(
-        participant__study=study, participant__is_preview=False, revoked_at__isnull=True
-    ).values_list("participant_id", "reason")
+    active = Exclusion.objects.filter(analysed(), participant__study=study, revoked_at__isnull=True)
+    rows = active.values_list("participant_id", "reason")
     for participant_id, reason in rows.iterator(chunk_size=CHUNK):
         reasons.setdefault(participant_id, []).append(reason)
     return reasons

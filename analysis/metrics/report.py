@@ -54,8 +54,14 @@ Design B (paper 001; tables claim_judgements, optional participants and response
     calibration       [{protocol, bins [{lo, hi, mean_confidence, accuracy}]}]
     mixed_models      {references, combined, per_protocol {protocol: model}}; a model is
                       {terms, sigma, sigma_se, icc, loglik, n_obs, n_participants, converged, method}
+    llm_judges        paper 001 Study II and Table 3 (optional tables llm_persona_judgements and
+                      llm_strategy_ratings; None without either): llm_persona.analyse: {judges
+                      {n, accuracy, agreement, by_claim} or None, strategies {n, raters,
+                      by_config, by_correctness} or None}
     tables keys       exclusion_flow, fill, figure_1, protocol_comparison, table_1, figure_3,
-                      table_2, brier, calibration, mixed_models
+                      table_2, brier, calibration, mixed_models, then llm_judges_accuracy,
+                      llm_judges_agreement, llm_judges_by_claim, llm_strategies,
+                      llm_strategies_by_correctness (or llm_judges, a note)
 
 Design C (paper 003 §3; table persuasion_dialogues, optional persuasion_moves, participants,
 and comparisons for the crowd's ranking; see metrics/persuasion.py for the definitions):
@@ -103,7 +109,7 @@ import copy
 import numpy as np
 import pandas as pd
 
-from analysis.metrics import dialogues, live, llm_judges, pairwise, persuasion
+from analysis.metrics import dialogues, live, llm_judges, llm_persona, pairwise, persuasion
 from analysis.metrics.agreement import as_ranks, compare_rankings
 from analysis.metrics.common import clean, exclusion_flow, exclusion_table, make_table, pct, rnd, sig
 from analysis.metrics.frames import TABLES, analysable, participant_key, typed, uses_study
@@ -160,6 +166,13 @@ def analyze(
             name: llm_judges.typed(name, df)
             for name, df in tables.items()
             if name in llm_judges.TABLES and df is not None
+        }
+    )
+    frames.update(
+        {
+            name: llm_persona.typed(name, df)
+            for name, df in tables.items()
+            if name in llm_persona.TABLES and df is not None
         }
     )
     rng = np.random.default_rng([int(seed), STREAMS[design]])
@@ -568,6 +581,10 @@ def _design_b(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
         "brier": live.brier(df),
         "calibration": live.calibration(df, int(options["calibration_bins"])),
         "mixed_models": models,
+        # Persona/naive judges and strategy raters (optional tables; None without them).
+        "llm_judges": llm_persona.analyse(
+            frames.get(llm_persona.JUDGEMENTS), frames.get(llm_persona.RATINGS)
+        ),
         "skipped": skipped,
     }
     results["tables"] = _tables_b(results)
@@ -768,6 +785,8 @@ def _tables_b(r: dict) -> list[dict]:
                 f"{method}. Reference levels: {refs}. " + "; ".join(notes) + ".",
             )
         )
+    # LLM judges (paper 001, Study II and Table 3), or a note that there are none.
+    out += llm_persona.report_tables(r["llm_judges"])
     return out
 
 

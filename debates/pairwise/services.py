@@ -38,7 +38,7 @@ CHECKS = [
 
 def valid_comparisons(instance_set: InstanceSet):
     """The answers that count: real instances, answered by completed, non-excluded annotators
-    (never previews)."""
+    (never previews nor pilots)."""
     return Comparison.objects.filter(
         instance__instance_set=instance_set,
         is_check=False,
@@ -46,6 +46,7 @@ def valid_comparisons(instance_set: InstanceSet):
         participant__status=Participant.Status.COMPLETED,
         participant__excluded=False,
         participant__is_preview=False,
+        participant__is_pilot=False,
     )
 
 

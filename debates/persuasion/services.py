@@ -174,6 +174,11 @@ def dialogue_assign(
                 PersuasionDialogue.objects.select_for_update()
                 .filter(study=study, position=position, status=Status.WAITING, topic=topic)
                 .exclude(Q(pro_participant=participant) | Q(con_participant=participant))
+                # pilots are paired with pilots only, real participants with real ones
+                .filter(
+                    Q(pro_participant__is_pilot=participant.is_pilot)
+                    | Q(con_participant__is_pilot=participant.is_pilot)
+                )
                 .order_by("created_at", "pk")
                 .first()
             )

@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
 from debates.demo import loader
+from debates.demo.persona import design_b_judge_jobs
 from studies.models import Study
 
 PASSWORD_FILE = Path(settings.BASE_DIR) / "var" / "demo-admin.txt"
@@ -31,6 +32,14 @@ class Command(BaseCommand):
         )
         job = loader.llm_participants_job()
         self.stdout.write(f"Demo LLM participants job {job.name!r}: {job.get_status_display().lower()}")
+        judged = design_b_judge_jobs()  # persona judges, strategy raters: once claim-debate has data
+        for job in judged:
+            self.stdout.write(f"Demo LLM judges job {job.name!r}: {job.get_status_display().lower()}")
+        if not judged:
+            self.stdout.write(
+                "Demo LLM judges (claim-debate): no finished claim sessions yet; walk some participants "
+                "(python -m devtools.walk_demo) and load the demo again to judge them."
+            )
         if admin:
             self.admin_login(base_url)
         self.print_links(base_url, demo.studies)

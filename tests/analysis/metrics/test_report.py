@@ -62,6 +62,7 @@ EXPECTED_TABLES = {
         "brier",
         "calibration",
         "mixed_models",
+        "llm_judges",
     },
     "D": {"exclusion_flow", "table_3", "table_4", "win_matrix", "reliability", "fill"},
 }

@@ -1,0 +1,630 @@
+"""Design B's LLM judges (paper 001, Study II and Table 3): pure functions over the export
+tables `llm_persona_judgements` (one row per human claim session judged by one model, with the
+human's persona or naive) and `llm_strategy_ratings` (one row per debater, rater and strategy).
+
+Definitions, persona and naive judges:
+- Rows that count: the human is completed and not excluded (when the table says so), and the
+  judge gave a final answer. One answer per (study, session, judge, kind): when several jobs
+  judged the same session with the same judge label and kind, the last one (by
+  `finished_at`, then row order) counts. The humans are those of the judged sessions, one
+  row per (study, session).
+- Accuracy: answers matching the claim's truth label, before (initial) and after (final) the
+  conversation, with 95% Wilson intervals; per judge and kind, and the humans; per protocol
+  and all protocols pooled.
+- Agreement with the human (paper 001, Table 4): the share of sessions in which the judge's
+  answer is the human's answer in the same session (final answers; initial too), and Cohen's
+  kappa of the two binary answers: (p_o - p_e) / (1 - p_e), p_o the agreement rate, p_e =
+  p_j p_h + (1 - p_j)(1 - p_h) with p_j, p_h the shares of "true" answers of the judge and
+  the human. Kappa is None when p_e = 1 (both always gave the same one answer).
+- Per claim: the humans' final accuracy over the claim's judged sessions, the persona judges'
+  and the naive judges' (all judge labels pooled), and the pooled agreement rates.
+
+Definitions, strategy ratings:
+- Levels none, low, medium, high score 0-3; "detected" is a level above none. One rating
+  per (study, session, debater, rater, strategy), the last one counting as above. A unit is
+  one debater of one session (a debater configuration is its model and prompt).
+- Per strategy x debater configuration (and per strategy x whether the debater argued the
+  true answer, Table 3's C and I): each rater's mean score, the mean over all ratings, and
+  Table 3's figure: the share of units every rater found using the strategy (over the units
+  every rater rated).
+- Inter-rater agreement per strategy x configuration, over the units both raters of a pair
+  rated, averaged over the pairs of raters (one pair by default): the exact agreement rate
+  on levels, Cohen's kappa on levels (unweighted, four categories: p_e = sum over levels of
+  the product of the two raters' shares), and Cohen's kappa on detected / not detected.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analysis.metrics.common import make_table, pct, rnd
+from analysis.metrics.frames import _convert, flag
+from analysis.metrics.intervals import proportion
+
+JUDGEMENTS = "llm_persona_judgements"
+RATINGS = "llm_strategy_ratings"
+SCHEMAS: dict[str, dict[str, str]] = {
+    JUDGEMENTS: {
+        "study": "str",
+        "study_sha256": "str",
+        "job": "str",
+        "item": "str",
+        "session": "int",
+        "participant_id": "int",
+        "prolific_pid": "str",
+        "participant_status": "str",
+        "excluded": "flag",
+        "exclusion_reasons": "str",
+        "group": "str",
+        "position": "int",
+        "claim": "str",
+        "domain": "str",
+        "truth": "str",
+        "protocol": "str",
+        "judge": "str",
+        "model": "str",
+        "temperature": "float",
+        "judge_kind": "str",
+        "persona": "str",
+        "initial_answer": "str",
+        "initial_confidence": "int",
+        "initial_correct": "flag",
+        "final_answer": "str",
+        "final_confidence": "int",
+        "final_correct": "flag",
+        "justification": "str",
+        "human_initial_answer": "str",
+        "human_initial_confidence": "int",
+        "human_initial_correct": "flag",
+        "human_final_answer": "str",
+        "human_final_confidence": "int",
+        "human_final_correct": "flag",
+        "agrees_initial": "flag",
+        "agrees_final": "flag",
+        "template_versions": "str",
+        "cost_usd": "float",
+        "finished_at": "datetime",
+    },
+    RATINGS: {
+        "study": "str",
+        "study_sha256": "str",
+        "job": "str",
+        "item": "str",
+        "session": "int",
+        "participant_id": "int",
+        "group": "str",
+        "claim": "str",
+        "domain": "str",
+        "truth": "str",
+        "debater": "str",
+        "debater_side": "str",
+        "debater_correct": "flag",
+        "debater_config": "str",
+        "rater": "str",
+        "model": "str",
+        "strategy": "str",
+        "level": "str",
+        "score": "int",
+        "detected": "flag",
+        "template_version": "int",
+        "finished_at": "datetime",
+    },
+}
+TABLES = tuple(SCHEMAS)
+JUDGEMENT_REQUIRED = ("session", "claim", "truth", "protocol", "judge", "judge_kind", "final_answer")
+RATING_REQUIRED = ("session", "debater", "rater", "strategy", "level")
+LEVELS = ("none", "low", "medium", "high")
+ALL = "all"
+KINDS = ("persona", "naive")
+HUMANS = "Humans"
+
+
+def typed(table: str, df: pd.DataFrame) -> pd.DataFrame:
+    """A copy of `df` with the known columns converted (as frames.typed; idempotent)."""
+    if table not in SCHEMAS:
+        raise ValueError(f"unknown table {table!r}; design B's LLM judges' tables: {', '.join(TABLES)}")
+    out = df.copy()
+    for column, kind in SCHEMAS[table].items():
+        if column in out.columns:
+            out[column] = _convert(out[column], kind, table, column)
+    return out
+
+
+def read_tables(folder: str | Path) -> dict[str, pd.DataFrame]:
+    """Those of `llm_persona_judgements.csv` and `llm_strategy_ratings.csv` in `folder`, typed."""
+    found = {}
+    for table in TABLES:
+        path = Path(folder) / f"{table}.csv"
+        if path.is_file():
+            raw = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], encoding="utf-8")
+            found[table] = typed(table, raw)
+    return found
+
+
+def _text(df: pd.DataFrame, column: str) -> pd.Series:
+    if column not in df.columns:
+        return pd.Series("", index=df.index, dtype=object)
+    values = df[column].astype(object)
+    return values.where(values.notna() & (values.astype(str) != "None"), "").astype(str)
+
+
+def _last(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """One row per `keys`: the last by finished_at, then row order; kept in row order."""
+    out = df.copy()
+    out["_row"] = range(len(out))
+    order = ["finished_at", "_row"] if "finished_at" in out.columns else ["_row"]
+    out = out.sort_values(order, na_position="first", kind="stable").drop_duplicates(keys, keep="last")
+    return out.sort_values("_row", kind="stable").drop(columns="_row").reset_index(drop=True)
+
+
+# --- persona and naive judges -------------------------------------------------------------------
+
+
+def judgements(df: pd.DataFrame | None) -> pd.DataFrame:
+    """The answers that count (see the module docstring), with text columns and booleans
+    `truth_b`, `initial_b`, `final_b`, `human_initial_b`, `human_final_b` (None when missing)."""
+    if df is None or df.empty:
+        return pd.DataFrame(columns=[*JUDGEMENT_REQUIRED, "study"])
+    missing = [c for c in JUDGEMENT_REQUIRED if c not in df.columns]
+    if missing:
+        raise ValueError(f"table {JUDGEMENTS!r} has no column {missing[0]!r} (needed for the LLM judges)")
+    out = typed(JUDGEMENTS, df)  # raw text as exported, or typed already
+    for column in (
+        "study",
+        "claim",
+        "truth",
+        "protocol",
+        "judge",
+        "judge_kind",
+        "model",
+        "group",
+        "participant_status",
+        "initial_answer",
+        "final_answer",
+        "human_initial_answer",
+        "human_final_answer",
+    ):
+        out[column] = (
+            _text(out, column).str.lower()
+            if column.endswith("answer") or column == "truth"
+            else _text(out, column)
+        )
+    keep = out["final_answer"].isin(["true", "false"]) & out["truth"].isin(["true", "false"])
+    if "participant_status" in df.columns:
+        keep &= out["participant_status"].isin(["completed", ""])
+    if "excluded" in df.columns:
+        keep &= ~flag(out["excluded"])
+    out = _last(out[keep], ["study", "session", "judge", "judge_kind"])
+    for column in ("truth", "initial_answer", "final_answer", "human_initial_answer", "human_final_answer"):
+        out[f"{column.removesuffix('_answer')}_b"] = out[column].map({"true": True, "false": False})
+    return out
+
+
+def kappa_binary(a: list[bool], b: list[bool]) -> float | None:
+    """Cohen's kappa of two binary ratings of the same units (None if undefined)."""
+    return kappa(list(map(bool, a)), list(map(bool, b)))
+
+
+def kappa(a: list, b: list) -> float | None:
+    """Cohen's kappa of two raters' categories on the same units: (p_o - p_e) / (1 - p_e),
+    p_e = sum over categories of the product of the raters' shares (None if no units or
+    p_e = 1)."""
+    if len(a) != len(b):
+        raise ValueError("kappa needs two ratings of the same units")
+    n = len(a)
+    if n == 0:
+        return None
+    p_o = sum(x == y for x, y in zip(a, b)) / n
+    categories = set(a) | set(b)
+    p_e = sum((list(a).count(c) / n) * (list(b).count(c) / n) for c in categories)
+    if p_e >= 1 - 1e-12:
+        return None
+    return (p_o - p_e) / (1 - p_e)
+
+
+def _protocols(df: pd.DataFrame):
+    yield ALL, df
+    for protocol in sorted(set(df["protocol"]) - {""}):
+        yield protocol, df[df["protocol"] == protocol]
+
+
+def _judges(df: pd.DataFrame) -> list[tuple[str, str]]:
+    """(judge, kind) in the order the judges first appear, persona before naive."""
+    labels = list(dict.fromkeys(df["judge"]))
+    present = set(zip(df["judge"], df["judge_kind"]))
+    kinds = [*KINDS, *sorted(set(df["judge_kind"]) - set(KINDS))]
+    return [(label, kind) for label in labels for kind in kinds if (label, kind) in present]
+
+
+def _accuracy(flags) -> dict:
+    values = [bool(v) for v in flags if v is not None and v == v]
+    return proportion(sum(values), len(values))
+
+
+def humans(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per judged (study, session): the human's answers."""
+    return df.drop_duplicates(["study", "session"]).reset_index(drop=True)
+
+
+def _correct(answers: pd.Series, truth: pd.Series) -> list:
+    return [None if a is None or a != a else bool(a == t) for a, t in zip(answers, truth)]
+
+
+def accuracy(df: pd.DataFrame) -> list[dict]:
+    """[{protocol, judge, kind, model, initial, final}]: the humans (judge "Humans", kind "")
+    and each judge and kind, per protocol ("all" first)."""
+    rows = []
+    for protocol, part in _protocols(df):
+        people = humans(part)
+        rows.append(
+            {
+                "protocol": protocol,
+                "judge": HUMANS,
+                "kind": "",
+                "model": "",
+                "initial": _accuracy(_correct(people["human_initial_b"], people["truth_b"])),
+                "final": _accuracy(_correct(people["human_final_b"], people["truth_b"])),
+            }
+        )
+        for label, kind in _judges(part):
+            rows_jk = part[(part["judge"] == label) & (part["judge_kind"] == kind)]
+            rows.append(
+                {
+                    "protocol": protocol,
+                    "judge": label,
+                    "kind": kind,
+                    "model": ", ".join(sorted(set(rows_jk["model"]) - {""})),
+                    "initial": _accuracy(_correct(rows_jk["initial_b"], rows_jk["truth_b"])),
+                    "final": _accuracy(_correct(rows_jk["final_b"], rows_jk["truth_b"])),
+                }
+            )
+    return rows
+
+
+def _agreement(rows: pd.DataFrame, stage: str) -> dict:
+    both = rows[rows[f"{stage}_b"].notna() & rows[f"human_{stage}_b"].notna()]
+    judge, human = list(both[f"{stage}_b"].astype(bool)), list(both[f"human_{stage}_b"].astype(bool))
+    same = sum(j == h for j, h in zip(judge, human))
+    return {**proportion(same, len(judge)), "kappa": kappa_binary(judge, human)}
+
+
+def agreement(df: pd.DataFrame) -> list[dict]:
+    """[{protocol, judge, kind, final {k, n, p, lo, hi, kappa}, initial {…}}] per protocol."""
+    return [
+        {
+            "protocol": protocol,
+            "judge": label,
+            "kind": kind,
+            "final": _agreement(part[(part["judge"] == label) & (part["judge_kind"] == kind)], "final"),
+            "initial": _agreement(part[(part["judge"] == label) & (part["judge_kind"] == kind)], "initial"),
+        }
+        for protocol, part in _protocols(df)
+        for label, kind in _judges(part)
+    ]
+
+
+def by_claim(df: pd.DataFrame) -> list[dict]:
+    """[{study, claim, sessions, humans, persona, naive, persona_agreement, naive_agreement}]:
+    final answers; the judges of a kind pooled over their labels."""
+    rows = []
+    for (study, claim), part in df.groupby(["study", "claim"], sort=True):
+        people = humans(part)
+        row = {
+            "study": study,
+            "claim": claim,
+            "sessions": int(len(people)),
+            "humans": _accuracy(_correct(people["human_final_b"], people["truth_b"])),
+        }
+        for kind in KINDS:
+            rows_k = part[part["judge_kind"] == kind]
+            row[kind] = _accuracy(_correct(rows_k["final_b"], rows_k["truth_b"]))
+            row[f"{kind}_agreement"] = _agreement(rows_k, "final")
+        rows.append(row)
+    return rows
+
+
+def analyse_judges(df: pd.DataFrame | None) -> dict | None:
+    """The persona and naive judges' figures (None without answers):
+    {n {answers, sessions, claims, judges}, accuracy, agreement, by_claim}."""
+    data = judgements(df)
+    if data.empty:
+        return None
+    return {
+        "n": {
+            "answers": int(len(data)),
+            "sessions": int(len(humans(data))),
+            "claims": int(data[["study", "claim"]].drop_duplicates().shape[0]),
+            "judges": len(_judges(data)),
+        },
+        "accuracy": accuracy(data),
+        "agreement": agreement(data),
+        "by_claim": by_claim(data),
+    }
+
+
+# --- strategy ratings ---------------------------------------------------------------------------
+
+
+def ratings(df: pd.DataFrame | None) -> pd.DataFrame:
+    """The ratings that count (one per study, session, debater, rater, strategy; levels known),
+    with text columns, `score` 0-3 and boolean `detected`, `correct`."""
+    if df is None or df.empty:
+        return pd.DataFrame(columns=[*RATING_REQUIRED, "study"])
+    missing = [c for c in RATING_REQUIRED if c not in df.columns]
+    if missing:
+        raise ValueError(f"table {RATINGS!r} has no column {missing[0]!r} (needed for the strategy ratings)")
+    out = typed(RATINGS, df)
+    for column in ("study", "debater", "rater", "strategy", "level", "debater_config"):
+        out[column] = _text(out, column)
+    out["level"] = out["level"].str.lower()
+    out = _last(out[out["level"].isin(LEVELS)], ["study", "session", "debater", "rater", "strategy"])
+    out["score"] = out["level"].map({level: n for n, level in enumerate(LEVELS)}).astype(int)
+    out["detected"] = out["score"] > 0
+    out["correct"] = flag(out["debater_correct"]) if "debater_correct" in out.columns else False
+    return out
+
+
+def _units(part: pd.DataFrame) -> dict[tuple, dict[str, str]]:
+    """{(study, session, debater): {rater: level}}."""
+    found: dict[tuple, dict[str, str]] = {}
+    for study, session, debater, rater, level in zip(
+        part["study"], part["session"], part["debater"], part["rater"], part["level"]
+    ):
+        found.setdefault((study, session, debater), {})[rater] = level
+    return found
+
+
+def _cell(part: pd.DataFrame, raters: list[str]) -> dict:
+    units = _units(part)
+    complete = [u for u in units.values() if all(r in u for r in raters)]
+    detected = sum(all(u[r] != "none" for r in raters) for u in complete)
+    pairs = []
+    for first, second in combinations(raters, 2):
+        rated = [u for u in units.values() if first in u and second in u]
+        a, b = [u[first] for u in rated], [u[second] for u in rated]
+        pairs.append(
+            {
+                "raters": [first, second],
+                "n": len(rated),
+                "agreement": (sum(x == y for x, y in zip(a, b)) / len(rated)) if rated else None,
+                "kappa_levels": kappa(a, b),
+                "kappa_detected": kappa_binary([x != "none" for x in a], [y != "none" for y in b]),
+            }
+        )
+
+    def mean(key: str) -> float | None:
+        values = [p[key] for p in pairs if p[key] is not None]
+        return float(np.mean(values)) if values else None
+
+    by_rater = {}
+    for rater in raters:
+        scores = part.loc[part["rater"] == rater, "score"]
+        by_rater[rater] = float(scores.mean()) if len(scores) else None
+    return {
+        "units": len(units),
+        "mean": float(part["score"].mean()) if len(part) else None,
+        "by_rater": by_rater,
+        "detected_by_all": proportion(detected, len(complete)),
+        "pairs": pairs,
+        "agreement": mean("agreement"),
+        "kappa_levels": mean("kappa_levels"),
+        "kappa_detected": mean("kappa_detected"),
+    }
+
+
+def strategy_table(df: pd.DataFrame, by: str = "debater_config") -> list[dict]:
+    """[{strategy, <by>, units, mean, by_rater, detected_by_all, pairs, agreement, kappa_levels,
+    kappa_detected}] per strategy (first-seen order) x value of `by` (sorted)."""
+    raters = list(dict.fromkeys(df["rater"]))
+    rows = []
+    for strategy in dict.fromkeys(df["strategy"]):
+        part = df[df["strategy"] == strategy]
+        for value in sorted(set(part[by])):
+            rows.append({"strategy": strategy, by: value, **_cell(part[part[by] == value], raters)})
+    return rows
+
+
+def analyse_strategies(df: pd.DataFrame | None) -> dict | None:
+    """The strategy ratings' figures (None without ratings): {n {ratings, units, raters,
+    strategies}, raters, by_config, by_correctness}."""
+    data = ratings(df)
+    if data.empty:
+        return None
+    return {
+        "n": {
+            "ratings": int(len(data)),
+            "units": int(data[["study", "session", "debater"]].drop_duplicates().shape[0]),
+            "raters": int(data["rater"].nunique()),
+            "strategies": int(data["strategy"].nunique()),
+        },
+        "raters": list(dict.fromkeys(data["rater"])),
+        "by_config": strategy_table(data, "debater_config"),
+        "by_correctness": strategy_table(data, "correct"),
+    }
+
+
+def analyse(judgement_df: pd.DataFrame | None, rating_df: pd.DataFrame | None) -> dict | None:
+    """{judges, strategies} (either None without its data); None when there are neither."""
+    found = {"judges": analyse_judges(judgement_df), "strategies": analyse_strategies(rating_df)}
+    return found if any(found.values()) else None
+
+
+# --- the report's tables ---------------------------------------------------------------------------
+
+NONE_NOTE = (
+    "No LLM judges: run a “Persona and naive judges” job (each human claim session judged again by "
+    "models with and without the human's persona) or a “Strategy raters” job (debaters rated on "
+    "persuasion strategies) on this study (admin, LLM jobs; paper 001, Study II and Table 3)."
+)
+KIND_TITLES = {"persona": "Persona", "naive": "Naive", "": "—"}
+
+
+def _ci(prop: dict) -> str | None:
+    return None if prop.get("lo") is None else f"[{100 * prop['lo']:.1f}, {100 * prop['hi']:.1f}]"
+
+
+def _judge_tables(r: dict) -> list[dict]:
+    out = [
+        make_table(
+            "llm_judges_accuracy",
+            "Accuracy of the humans, persona judges and naive judges (paper 001, Figure 6)",
+            ["Protocol", "Judge", "Kind", "Model", "N", "Initial (%)", "95% CI", "Final (%)", "95% CI"],
+            [
+                [
+                    a["protocol"],
+                    a["judge"],
+                    KIND_TITLES.get(a["kind"], a["kind"]),
+                    a["model"],
+                    a["final"]["n"],
+                    pct(a["initial"]["p"]),
+                    _ci(a["initial"]),
+                    pct(a["final"]["p"]),
+                    _ci(a["final"]),
+                ]
+                for a in r["accuracy"]
+            ],
+            "The same sessions: each judge answered a human's claim with the human's protocol, before "
+            "and after reading the conversation the human saw. Humans: the judged sessions. 95% Wilson "
+            "intervals.",
+        ),
+        make_table(
+            "llm_judges_agreement",
+            "Agreement of LLM judges with their humans (paper 001, Table 4)",
+            [
+                "Protocol",
+                "Judge",
+                "Kind",
+                "N",
+                "Same final answer (%)",
+                "95% CI",
+                "Cohen's κ (final)",
+                "Same initial answer (%)",
+                "Cohen's κ (initial)",
+            ],
+            [
+                [
+                    a["protocol"],
+                    a["judge"],
+                    KIND_TITLES.get(a["kind"], a["kind"]),
+                    a["final"]["n"],
+                    pct(a["final"]["p"]),
+                    _ci(a["final"]),
+                    rnd(a["final"]["kappa"], 3),
+                    pct(a["initial"]["p"]),
+                    rnd(a["initial"]["kappa"], 3),
+                ]
+                for a in r["agreement"]
+            ],
+            "Share of sessions in which the judge's answer is the human's in the same session; Cohen's κ of "
+            "the two true/false answers (empty when undefined: both always gave one same answer).",
+        ),
+    ]
+    studies = {c["study"] for c in r["by_claim"]}
+    out.append(
+        make_table(
+            "llm_judges_by_claim",
+            "Final accuracy and agreement with the humans per claim",
+            [
+                *(["Study"] if len(studies) > 1 else []),
+                "Claim",
+                "Sessions",
+                "Humans (%)",
+                "Persona judges (%)",
+                "Naive judges (%)",
+                "Persona agree (%)",
+                "Naive agree (%)",
+            ],
+            [
+                [
+                    *([c["study"]] if len(studies) > 1 else []),
+                    c["claim"],
+                    c["sessions"],
+                    pct(c["humans"]["p"]),
+                    pct(c["persona"]["p"]),
+                    pct(c["naive"]["p"]),
+                    pct(c["persona_agreement"]["p"]),
+                    pct(c["naive_agreement"]["p"]),
+                ]
+                for c in r["by_claim"]
+            ],
+            "Judges of a kind pooled over their models.",
+        ),
+    )
+    return out
+
+
+def _strategy_tables(r: dict) -> list[dict]:
+    raters = r["raters"]
+    return [
+        make_table(
+            "llm_strategies",
+            "Persuasion strategies of the debaters, rated by LLMs (paper 001, Table 3)",
+            [
+                "Strategy",
+                "Debater",
+                "Debaters rated",
+                *(f"Mean {rater}" for rater in raters),
+                "Mean",
+                "Detected by every rater (%)",
+                "Exact agreement (%)",
+                "κ (levels)",
+                "κ (detected)",
+            ],
+            [
+                [
+                    s["strategy"],
+                    s["debater_config"] or "—",
+                    s["units"],
+                    *(rnd(s["by_rater"].get(rater), 2) for rater in raters),
+                    rnd(s["mean"], 2),
+                    pct(s["detected_by_all"]["p"]),
+                    pct(s["agreement"]),
+                    rnd(s["kappa_levels"], 3),
+                    rnd(s["kappa_detected"], 3),
+                ]
+                for s in r["by_config"]
+            ],
+            "Levels none 0, low 1, medium 2, high 3. Detected: a level above none, by every rater "
+            "(Table 3's figure). Agreement and Cohen's κ between raters (averaged over pairs of raters "
+            "when more than two).",
+        ),
+        make_table(
+            "llm_strategies_by_correctness",
+            "Persuasion strategies of debaters arguing the true (C) or the false (I) answer",
+            [
+                "Strategy",
+                "Debater argued",
+                "Debaters rated",
+                "Mean",
+                "Detected by every rater (%)",
+                "κ (detected)",
+            ],
+            [
+                [
+                    s["strategy"],
+                    "true answer (C)" if s["correct"] else "false answer (I)",
+                    s["units"],
+                    rnd(s["mean"], 2),
+                    pct(s["detected_by_all"]["p"]),
+                    rnd(s["kappa_detected"], 3),
+                ]
+                for s in r["by_correctness"]
+            ],
+        ),
+    ]
+
+
+def report_tables(result: dict | None) -> list[dict]:
+    """The report's "LLM judges" tables (one table saying there are none when None)."""
+    if result is None:
+        return [make_table("llm_judges", "LLM judges (paper 001, Study II)", ["Judge", "N"], [], NONE_NOTE)]
+    out = []
+    if result["judges"] is not None:
+        out += _judge_tables(result["judges"])
+    if result["strategies"] is not None:
+        out += _strategy_tables(result["strategies"])
+    return out

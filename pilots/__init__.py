@@ -1,0 +1,1 @@
+"""Pilots: simulated participants walking a study on a running server (`manage.py pilot`)."""

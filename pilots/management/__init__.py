@@ -1,0 +1,1 @@
+"""The pilots' management commands."""

@@ -171,7 +171,7 @@ def dialogue_assign(
             return None  # a second tab won the race
         if design.opponent == "human":
             waiting = (
-                PersuasionDialogue.objects.select_for_update()
+                PersuasionDialogue.objects.select_for_update(of=("self",))
                 .filter(study=study, position=position, status=Status.WAITING, topic=topic)
                 .exclude(Q(pro_participant=participant) | Q(con_participant=participant))
                 # pilots are paired with pilots only, real participants with real ones

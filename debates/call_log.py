@@ -85,6 +85,27 @@ def call_cost(config: Any, tokens_in: int | None, tokens_out: int | None) -> Dec
     return tokens_in * price_in / million + tokens_out * price_out / million
 
 
+# An upper bound on tokens per whitespace-separated word (English prose runs at about 1.3
+# with OpenAI's tokenisers): budgets bound a call before it is made.
+TOKENS_PER_WORD = 2
+
+
+def call_upper_bound(request: llm.LLMRequest, prices: Any) -> Decimal:
+    """The most a call can cost: its prompt's words x TOKENS_PER_WORD in, max_tokens out, at
+    the prices of `prices` (a configuration, as in `call_cost`). Unknown prices count as
+    free, as they do in the call log."""
+    price_in = getattr(prices, "price_in_per_mtok", None)
+    price_out = getattr(prices, "price_out_per_mtok", None)
+    if price_in is None or price_out is None:
+        return Decimal(0)
+    words = sum(len(str(m.get("content", "")).split()) for m in request.messages)
+    million = Decimal(1_000_000)
+    return (
+        Decimal(words * TOKENS_PER_WORD) * Decimal(price_in) / million
+        + Decimal(request.max_tokens) * Decimal(price_out) / million
+    )
+
+
 def llm_totals(calls: QuerySet) -> list[dict]:
     """Calls, failures, tokens and cost per study, over the given calls."""
     rows = (

@@ -19,6 +19,7 @@ import hashlib
 import importlib
 import json
 import random
+import re
 import time
 import weakref
 from collections.abc import Awaitable, Callable
@@ -316,6 +317,44 @@ def _parse_event(line: str) -> tuple[object, dict | None]:
 
 def _ms(start: float, end: float | None) -> int | None:
     return None if end is None else int((end - start) * 1000)
+
+
+# --- JSON answers ------------------------------------------------------------------------
+
+_FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
+_validators: dict[str, object] = {}
+
+
+def json_answer(text: str, schema: dict) -> tuple[dict | None, str]:
+    """The JSON object in a model's answer if it fits `schema`, else (None, what is wrong).
+    A code fence or words around the object are tolerated. Every design's and job's JSON
+    answers are read here."""
+    body = _FENCE.sub("", text.strip())
+    if not body.startswith("{") and "{" in body and "}" in body:
+        body = body[body.index("{") : body.rindex("}") + 1]
+    try:
+        data = json.loads(body)
+    except ValueError as error:
+        why = getattr(error, "msg", error) if "{" in body else "no JSON object in the answer"
+        return None, f"not JSON ({why})"
+    problem = schema_problem(data, schema)
+    return (data, "") if problem is None else (None, problem)
+
+
+def schema_problem(data: object, schema: dict) -> str | None:
+    """None if `data` fits `schema`, else a short description of the first problem (the
+    validator of each schema is built once: answers are read on the turns' hot path)."""
+    import jsonschema
+
+    key = json.dumps(schema, sort_keys=True)
+    validator = _validators.get(key)
+    if validator is None:
+        validator = _validators[key] = jsonschema.Draft202012Validator(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is None:
+        return None
+    where = "/".join(str(p) for p in error.absolute_path)
+    return f"does not fit the schema at '{where}': {error.message}"[:300]
 
 
 # --- Offline -----------------------------------------------------------------------------

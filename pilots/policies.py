@@ -21,8 +21,6 @@ import random
 import threading
 from typing import TYPE_CHECKING
 
-import jsonschema
-
 from debates import llm
 from pilots.pages import StepForm, instructed_answers
 
@@ -132,25 +130,7 @@ def page_prompt(form: StepForm) -> str:
     )
 
 
-def parse_answer(text: str, schema: dict) -> tuple[dict | None, str]:
-    """The JSON object in the answer if it fits `schema`, else (None, what is wrong)."""
-    body = text.strip()
-    if body.startswith("```"):
-        body = body.strip("`").removeprefix("json").strip()
-    start, end = body.find("{"), body.rfind("}")
-    if start < 0 or end < start:
-        return None, "no JSON object in the answer"
-    try:
-        data = json.loads(body[start : end + 1])
-    except json.JSONDecodeError as error:
-        return None, f"not valid JSON: {error.msg}"
-    if not isinstance(data, dict):
-        return None, "not a JSON object"
-    found = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
-    if found is not None:
-        where = "/".join(str(p) for p in found.absolute_path) or "(the object)"
-        return None, f"does not fit the form at '{where}': {found.message}"[:300]
-    return data, ""
+parse_answer = llm.json_answer  # the one reader of JSON answers
 
 
 class LLMPolicy(ScriptedPolicy):

@@ -3,7 +3,7 @@
 it is made, and is recorded in the call log with the item, the prompt template's version
 and its cost.
 
-The budget check bounds the call from above: the prompt's words x TOKENS_PER_WORD tokens
+The budget check bounds the call from above: the prompt's words x call_log.TOKENS_PER_WORD tokens
 in, `max_tokens` out, at the given prices. If what the job has spent, plus what the calls
 in flight may cost, plus this bound would pass the budget, the job stops ("budget", with a
 note) and `JobStopped` ends the item, which goes back to pending unpaid for this call.
@@ -13,20 +13,14 @@ error retries the item later, up to JOB_ITEM_ATTEMPTS; another fails it).
 
 from __future__ import annotations
 
-import json
-import re
-from decimal import Decimal
 from typing import Any
 
-import jsonschema
-
 from debates import llm
-from debates.call_log import llm_call_record
+from debates.call_log import call_upper_bound, llm_call_record
 from debates.jobs import services
 from debates.jobs.kinds import ItemFailed
 from debates.streaming import db
 
-TOKENS_PER_WORD = 2  # an upper bound on tokens per whitespace-separated word
 INVALID = "invalid_json"
 RETRY = (
     "Your answer could not be used: {problem}. Answer again with only the JSON object the "
@@ -52,19 +46,7 @@ class _Recorded:
         self.price_out_per_mtok = getattr(prices, "price_out_per_mtok", None)
 
 
-def call_estimate(request: llm.LLMRequest, prices: Any) -> Decimal:
-    """The most a call can cost: its prompt's words x TOKENS_PER_WORD in, max_tokens out.
-    Unknown prices count as free, as they do in the call log."""
-    price_in = getattr(prices, "price_in_per_mtok", None)
-    price_out = getattr(prices, "price_out_per_mtok", None)
-    if price_in is None or price_out is None:
-        return Decimal(0)
-    words = sum(len(str(m.get("content", "")).split()) for m in request.messages)
-    million = Decimal(1_000_000)
-    return (
-        Decimal(words * TOKENS_PER_WORD) * Decimal(price_in) / million
-        + Decimal(request.max_tokens) * Decimal(price_out) / million
-    )
+call_estimate = call_upper_bound  # the most a call can cost (debates.call_log)
 
 
 class Calls:
@@ -121,25 +103,7 @@ class Calls:
         services.call_released(item_id=self.item.pk, template=template)
 
 
-_FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
-
-
-def parse_answer(text: str, schema: dict) -> tuple[dict | None, str]:
-    """The JSON object in a model's answer if it fits `schema`, else (None, what is wrong)."""
-    body = _FENCE.sub("", text.strip())
-    if not body.startswith("{") and "{" in body and "}" in body:
-        body = body[body.index("{") : body.rindex("}") + 1]
-    try:
-        data = json.loads(body)
-    except ValueError as error:
-        return None, f"not JSON ({getattr(error, 'msg', error)})"
-    if not isinstance(data, dict):
-        return None, "not a JSON object"
-    found = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
-    if found is None:
-        return data, ""
-    where = "/".join(str(p) for p in found.absolute_path)
-    return None, f"does not fit the schema at '{where}': {found.message}"[:300]
+parse_answer = llm.json_answer  # the one reader of JSON answers
 
 
 def _again(request: llm.LLMRequest, answer: str, problem: str) -> llm.LLMRequest:

@@ -15,6 +15,7 @@ from django.db import transaction
 from django.db.models import Count, Sum
 from django.utils import timezone
 
+from debates.call_log import TOKENS_PER_WORD, call_upper_bound
 from debates.models import LLMCall, PersuasionBatch, PersuasionDialogue, PersuasionTurn
 from debates.persuasion import services
 
@@ -129,31 +130,20 @@ def batch_spent(batch_id: int) -> Decimal:
     return total or Decimal(0)
 
 
-# An upper bound on tokens per whitespace-separated word (English prose runs at about 1.3
-# with OpenAI's tokenisers), and on the classifier's answer and checks for one turn.
-TOKENS_PER_WORD = 2
-CLASSIFY_OUT_TOKENS = 800
+CLASSIFY_OUT_TOKENS = 800  # an upper bound on the classifier's answer and checks for one turn
 
 
 def turn_estimate(*, batch: PersuasionBatch, agent, request) -> Decimal:
-    """The most the next turn can cost: the agent's call (its prompt as sent, at most
-    `max_tokens` back), and its reading (the prompt again, the turn and the history, at the
-    classifier's prices). Unknown prices count as free, as they do in the call log."""
-    words = sum(len(str(m.get("content", "")).split()) for m in request.messages)
-    tokens_in = words * TOKENS_PER_WORD
-    million = Decimal(1_000_000)
-    cost = Decimal(0)
-    if agent.price_in_per_mtok is not None and agent.price_out_per_mtok is not None:
-        cost += (
-            tokens_in * agent.price_in_per_mtok / million
-            + request.max_tokens * agent.price_out_per_mtok / million
-        )
-    if batch.classifier_price_in_per_mtok is not None and batch.classifier_price_out_per_mtok is not None:
-        reading_in = tokens_in + request.max_tokens
-        cost += (
-            reading_in * batch.classifier_price_in_per_mtok / million
-            + CLASSIFY_OUT_TOKENS * batch.classifier_price_out_per_mtok / million
-        )
+    """The most the next turn can cost: the agent's call (`call_upper_bound`), and its
+    reading (the prompt again plus the agent's reply, at the classifier's prices). Unknown
+    prices count as free, as they do in the call log."""
+    cost = call_upper_bound(request, agent)
+    price_in, price_out = batch.classifier_price_in_per_mtok, batch.classifier_price_out_per_mtok
+    if price_in is not None and price_out is not None:
+        words = sum(len(str(m.get("content", "")).split()) for m in request.messages)
+        reading_in = words * TOKENS_PER_WORD + request.max_tokens
+        million = Decimal(1_000_000)
+        cost += reading_in * price_in / million + CLASSIFY_OUT_TOKENS * price_out / million
     return cost
 
 

@@ -21,12 +21,9 @@ record; an answer that arrived but could not be used is a call with both a resul
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import sys
 from dataclasses import dataclass, field
-
-import jsonschema
 
 from debates import llm
 from debates.persuasion import prompts
@@ -185,30 +182,9 @@ def _ends(marks: str, closers: str, word: str, after: str) -> bool:
 
 # --- JSON answers ----------------------------------------------------------------------------
 
-_FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
-
-
-def parse_answer(text: str, schema: dict) -> tuple[dict | None, str]:
-    """The JSON object in a model's answer if it fits `schema`, else (None, what is wrong).
-    A code fence or words around the object are tolerated."""
-    body = _FENCE.sub("", text.strip())
-    if not body.startswith("{") and "{" in body:
-        body = body[body.index("{") : body.rindex("}") + 1] if "}" in body else body
-    try:
-        data = json.loads(body)
-    except ValueError as error:
-        return None, f"not JSON ({error.msg})"
-    problem = schema_problem(data, schema)
-    return (data, "") if problem is None else (None, problem)
-
-
-def schema_problem(data: object, schema: dict) -> str | None:
-    """None if `data` fits `schema`, else a short description of the first problem."""
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
-    if error is None:
-        return None
-    where = "/".join(str(p) for p in error.absolute_path)
-    return f"does not fit the schema at '{where}': {error.message}"[:300]
+# Read by the one reader of JSON answers (re-exported: the tests and callers name them here).
+parse_answer = llm.json_answer
+schema_problem = llm.schema_problem
 
 
 async def ask_json(role: str, request: llm.LLMRequest, schema: dict) -> tuple[dict | None, list[Call]]:

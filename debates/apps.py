@@ -13,6 +13,8 @@ class DebatesConfig(AppConfig):
         from debates.dialogues import admin as dialogues_admin
         from debates.dialogues import services as dialogues
         from debates.dialogues import steps as dialogue_steps
+        from debates.generation import kinds as generation_kinds
+        from debates.generation import offline as generation_offline
         from debates.jobs import admin as _jobs_admin  # noqa: F401  (LLM jobs, prompt templates)
         from debates.jobs import kinds as job_kinds
         from debates.jobs import tasks as _jobs_tasks  # noqa: F401  (Celery tasks of job items)
@@ -79,3 +81,7 @@ class DebatesConfig(AppConfig):
         job_kinds.register(strategy_kinds.StrategyRatersKind)
         persona_offline.register()
         strategy_offline.register()
+        # Building design A's library (paper 000, Tables 9-29), and checking its quality.
+        job_kinds.register(generation_kinds.GenerateDialoguesKind)
+        job_kinds.register(generation_kinds.DialogueQualityKind)
+        generation_offline.register()

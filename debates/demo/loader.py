@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from debates.demo.claim_debate import CLAIM_DEBATE_STUDY, CLAIMS_FILE, DEBATERS
+from debates.demo.generation import generation_job  # noqa: F401  (design A's library built by a job)
 from debates.demo.judges import llm_participants_job  # noqa: F401  (design A's LLM participants job)
 from debates.demo.mystery import CASES_FILE, MYSTERY_STUDY
 from debates.demo.persuasion import AGENTS, BATCH, PERSUASION_HUMANS_STUDY, PERSUASION_LIVE_STUDY, TOPIC
@@ -53,6 +54,10 @@ def _demo_case_slugs() -> list[str]:
     return [c["slug"] for c in json.loads(CASES_FILE.read_text(encoding="utf-8"))["cases"]]
 
 
+def _demo_dialogue_slugs() -> list[str]:
+    return [d["slug"] for d in json.loads(CASES_FILE.read_text(encoding="utf-8"))["dialogues"]]
+
+
 def _demo_claim_slugs() -> list[str]:
     return [c["slug"] for c in json.loads(CLAIMS_FILE.read_text(encoding="utf-8"))["claims"]]
 
@@ -83,7 +88,8 @@ def mystery_study(*, content: bool = True, **overrides) -> Study:
     if content:
         demo_cases()
     study = _study(MYSTERY_STUDY, overrides)
-    for dialogue in Dialogue.objects.filter(case__slug__in=_demo_case_slugs()):
+    # The demo file's dialogues only: the library's generated ones are the experimenter's to add.
+    for dialogue in Dialogue.objects.filter(slug__in=_demo_dialogue_slugs()):
         StudyDialogue.objects.get_or_create(study=study, dialogue=dialogue)
     return _go_live(study)
 
@@ -107,10 +113,10 @@ def pairs_set(**overrides) -> InstanceSet:
         if overrides:
             raise ValueError(f"the instance set {pool.slug!r} exists: overrides are for building it")
         return pool
-    if not Dialogue.objects.filter(case__slug__in=_demo_case_slugs()).exists():
+    if not Dialogue.objects.filter(slug__in=_demo_dialogue_slugs()).exists():
         demo_cases()
     pool = InstanceSet.objects.create(**{**PAIRS_SET, **overrides})
-    dialogues = list(Dialogue.objects.filter(case__slug__in=_demo_case_slugs()).select_related("case"))
+    dialogues = list(Dialogue.objects.filter(slug__in=_demo_dialogue_slugs()).select_related("case"))
     instance_set_from_dialogues(instance_set=pool, dialogues=dialogues)
     return pool
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin
-from django.urls import path
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
 
 from debates.admin_base import ImportForm, InUseAdmin, ReadOnlyAdmin, import_page
 from debates.dialogues import services
@@ -57,16 +58,130 @@ class TurnInline(admin.StackedInline):
 
 @admin.register(Dialogue)
 class DialogueAdmin(admin.ModelAdmin):
-    list_display = ["slug", "case", "condition", "active_side", "variant", "side_a", "words"]
-    list_filter = ["case", "condition", "active_side", "variant"]
+    """The library's dialogues. Only "offer despite the quality check" is editable: the
+    experimenter's call on a dialogue that failed it (generated ones are checked as they are
+    built; a "Check design-A dialogue quality" job checks imported ones)."""
+
+    list_display = [
+        "slug",
+        "case",
+        "condition",
+        "active_side",
+        "variant",
+        "side_a",
+        "words",
+        "quality_score",
+        "quality_passed",
+        "quality_override",
+    ]
+    list_filter = ["case", "condition", "active_side", "variant", "quality_passed", "quality_override"]
     search_fields = ["slug", "case__title"]
     inlines = [TurnInline]
+    fieldsets = [
+        (None, {"fields": ["slug", "case", "condition", "active_side", "variant", "side_a", "words"]}),
+        ("Quality", {"fields": ["quality_score", "quality_passed", "quality_override", "quality_table"]}),
+        ("Provenance", {"fields": ["provenance_summary", "imported_at"], "classes": ["collapse"]}),
+    ]
 
     def get_readonly_fields(self, request, obj=None):
-        return [f.name for f in Dialogue._meta.fields]
+        fields = [f.name for f in Dialogue._meta.fields if f.name != "quality_override"]
+        return [*fields, "quality_table", "provenance_summary"]
+
+    @admin.display(description="Scores")
+    def quality_table(self, obj: Dialogue):
+        return quality_html(obj.quality or {})
+
+    @admin.display(description="How it was made")
+    def provenance_summary(self, obj: Dialogue):
+        return provenance_html(obj.provenance or {})
 
     def has_add_permission(self, request) -> bool:
         return False
+
+
+DIMENSION_LABELS = [
+    ("written_clarity", "Clarity"),
+    ("organization", "Organisation"),
+    ("evidence", "Evidence"),
+    ("argumentation", "Argument"),
+    ("responsiveness", "Responsiveness"),
+    ("conduct", "Conduct"),
+]
+
+
+def quality_html(quality: dict):
+    """Each side's rubric scores (Table 27), the manifestation check and the attempts."""
+    sides = quality.get("sides") or {}
+    if not sides:
+        return "Not checked."
+    head = format_html_join("", "<th>{}</th>", ((label,) for _, label in DIMENSION_LABELS))
+    rows = format_html_join(
+        "",
+        "<tr><th>Side {}</th>{}<td><b>{}</b>/30</td><td>{}</td></tr>",
+        (
+            (
+                side,
+                format_html_join("", "<td>{}</td>", ((q["scores"].get(d, ""),) for d, _ in DIMENSION_LABELS)),
+                q.get("total", ""),
+                q.get("comments", ""),
+            )
+            for side, q in sorted(sides.items())
+        ),
+    )
+    manifest = quality.get("manifestation") or {}
+    if manifest.get("checked"):
+        shown = format_html(
+            "Intervention {} on the active side {}: {}.",
+            manifest.get("bias", ""),
+            manifest.get("active", ""),
+            "shows as intended" if manifest.get("passed") else manifest.get("problem", "did not show"),
+        )
+    else:
+        shown = "No intervention to check (baseline), or not checked."
+    attempts = format_html_join(
+        "; ",
+        "attempt {}: {} ({})",
+        (
+            (a["attempt"], a["score"], "passed" if a["passed"] else a.get("why") or "failed")
+            for a in quality.get("attempts") or []
+        ),
+    )
+    return format_html(
+        "<table><tr><th></th>{}<th>Total</th><th>Comments</th></tr>{}</table><p>{}</p><p>{}</p><p>{}</p>",
+        head,
+        rows,
+        format_html("Pass mark: {} of 30 for each side.", quality.get("pass_mark") or 27),
+        shown,
+        attempts or "",
+    )
+
+
+def provenance_html(provenance: dict):
+    if not provenance:
+        return "Imported (no generation record)."
+    calls = provenance.get("calls") or []
+    link = reverse("admin:debates_llmcall_changelist")
+    return format_html(
+        "Job <b>{}</b>, item {} (Table 2 no. {}: {}). Generator {} at temperature {}, judge {}; "
+        "seed {}, attempt {}; fallacy {}; templates {}. "
+        "<a href='{}?job_item__id__exact={}'>{} model calls</a>.",
+        provenance.get("job", ""),
+        provenance.get("item", ""),
+        provenance.get("inventory", ""),
+        provenance.get("label", ""),
+        (provenance.get("generator") or {}).get("model", ""),
+        (provenance.get("generator") or {}).get("temperature", ""),
+        (provenance.get("judge") or {}).get("model", ""),
+        provenance.get("seed", ""),
+        provenance.get("attempt", ""),
+        provenance.get("fallacy") or "—",
+        ", ".join(
+            f"{name} v{version}" for name, version in sorted((provenance.get("templates") or {}).items())
+        ),
+        link,
+        provenance.get("item_id", ""),
+        len(calls),
+    )
 
 
 class CaseImportForm(ImportForm):

@@ -41,9 +41,11 @@ def dialogue_fill(study: Study, now: datetime, *, exclude: Participant | None = 
 def _locked_slots(study: Study) -> list[StudyDialogue]:
     # Row locks on the study's dialogue slots serialise assignment per study on PostgreSQL;
     # on SQLite the IMMEDIATE transaction already holds the database write lock.
+    # A dialogue that failed the quality check gets no participants unless overridden.
     return list(
         StudyDialogue.objects.select_for_update()
         .filter(study=study, active=True)
+        .exclude(dialogue__quality_passed=False, dialogue__quality_override=False)
         .select_related("dialogue")
         .order_by("id")
     )

@@ -27,9 +27,18 @@ def stances(dialogue: Dialogue) -> list[dict]:
 
 
 def quota_problems(study) -> list[str]:
-    """Condition targets the study's active dialogues cannot reach."""
+    """Active dialogues kept out by the quality check, and condition targets the study's
+    active dialogues cannot reach."""
     problems = []
-    slots = list(StudyDialogue.objects.filter(study=study, active=True).select_related("dialogue"))
+    offered = list(StudyDialogue.objects.filter(study=study, active=True).select_related("dialogue"))
+    slots = [s for s in offered if not s.dialogue.kept_out]
+    kept_out = [s.dialogue.slug for s in offered if s.dialogue.kept_out]
+    if kept_out:
+        problems.append(
+            f"{len(kept_out)} active dialogue(s) failed the quality check ({', '.join(kept_out[:5])}"
+            f"{', …' if len(kept_out) > 5 else ''}) and get no participants: deactivate them, or tick "
+            '"Offer despite the quality check" on the dialogue to use them anyway.'
+        )
     labels = dict(Dialogue.Condition.choices)
     for row in ConditionTarget.objects.filter(study=study):
         mine = [s for s in slots if s.dialogue.condition == row.condition]

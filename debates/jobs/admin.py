@@ -47,9 +47,12 @@ def job_form(kind: kinds.JobKind | None, editable: bool) -> type[forms.ModelForm
                 self.add_error(
                     "kind", f"The form shows {kind.key}'s settings: add a job with ?kind={data['kind']}."
                 )
-            if config_fields:
+            if config_fields and not any(CONFIG_PREFIX + name in self.errors for name in config_fields):
                 values = {name: data.get(CONFIG_PREFIX + name) for name in config_fields}
-                self.instance.config = kinds._jsonable(values)
+                try:  # the kind's own checks across its fields
+                    self.instance.config = kind.clean_config(kinds._jsonable(values))
+                except forms.ValidationError as error:
+                    self.add_error(None, error)
             return data
 
     attrs = {CONFIG_PREFIX + name: field for name, field in config_fields.items()}

@@ -13,6 +13,7 @@ error retries the item later, up to JOB_ITEM_ATTEMPTS; another fails it).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from debates import llm
@@ -55,11 +56,19 @@ class Calls:
     def __init__(self, item: Any) -> None:
         self.item = item
         self.made = 0  # calls recorded so far in this run of the item
+        self.replayed = 0  # calls reused from an earlier attempt of the item
 
     async def complete(
         self, request: llm.LLMRequest, *, role: str, template: Any = None, prices: Any = None
     ) -> llm.LLMResult:
-        """A whole completion, within the budget, recorded in the call log."""
+        """A whole completion, within the budget, recorded in the call log. A call this item
+        already made with the same prompt and parameters (before a killed worker or a budget
+        stop cut its attempt short) is reused, not paid for again; give a different seed to
+        ask the same prompt again on purpose."""
+        done = await db(services.item_replay)(item_id=self.item.pk, prompt_hash=request.prompt_hash)
+        if done is not None:
+            self.replayed += 1
+            return _result_of(done)
         estimate = call_estimate(request, prices)
         stopped = await db(services.call_reserve)(item_id=self.item.pk, estimate=estimate)
         if stopped:
@@ -81,15 +90,20 @@ class Calls:
         role: str,
         template: Any = None,
         prices: Any = None,
+        check: Callable[[dict], str | None] | None = None,
     ) -> dict:
         """The answer as a JSON object fitting `schema` (a code fence or words around it are
-        tolerated). An unusable answer is asked for once more, with what was wrong; a second
-        one fails the item (ItemFailed, with the reason)."""
+        tolerated) and passing `check` (which returns what is wrong, or None). An unusable
+        answer is asked for once more, with what was wrong; a second one fails the item
+        (ItemFailed, with the reason)."""
         current = request
         problem = ""
         for _attempt in (1, 2):
             result = await self.complete(current, role=role, template=template, prices=prices)
             data, problem = parse_answer(result.text, schema)
+            if data is not None and check is not None:
+                problem = check(data) or ""
+                data = None if problem else data
             if data is not None:
                 return data
             current = _again(request, result.text, problem)
@@ -104,6 +118,20 @@ class Calls:
 
 
 parse_answer = llm.json_answer  # the one reader of JSON answers
+
+
+def _result_of(call: Any) -> llm.LLMResult:
+    """A recorded call as the result it gave."""
+    return llm.LLMResult(
+        text=call.output,
+        tokens_in=call.tokens_in,
+        tokens_out=call.tokens_out,
+        ttft_ms=call.ttft_ms,
+        total_ms=call.total_ms or 0,
+        attempts=call.attempts,
+        backend=call.backend,
+        model=call.model,
+    )
 
 
 def _again(request: llm.LLMRequest, answer: str, problem: str) -> llm.LLMRequest:

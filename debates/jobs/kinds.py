@@ -24,10 +24,14 @@ class EmptyConfigForm(forms.Form):
 
 @dataclass(frozen=True)
 class ItemSpec:
-    """One item a job's plan asks for: its key (unique in the job) and its payload (JSON)."""
+    """One item a job's plan asks for: its key (unique in the job), its payload (JSON) and its
+    stage: an item starts only once no item of an earlier stage is pending or running (a
+    dialogue is built after its case's reasons are chosen). Later stages read earlier items'
+    results through `debates.jobs.services.item_results`."""
 
     key: str
     payload: dict
+    stage: int = 0
 
 
 class ItemFailed(Exception):

@@ -7,7 +7,9 @@ and is done when no item is pending or running. Pausing stops claiming (items ru
 finish); cancelling also cancels the pending items and ends running ones at their next
 call. The budget is checked before every call (`call_reserve`): what was spent, plus what
 the calls in flight may cost, plus the most this call can cost. A finished item is never
-run again; the watchdog puts back items whose worker stopped sending heartbeats.
+run again; the watchdog puts back items whose worker stopped sending heartbeats, and an item
+run again reuses the calls its cut-short attempt already paid for (`item_replay`). Items
+have stages: one starts only once every item of an earlier stage is finished.
 """
 
 from __future__ import annotations
@@ -47,7 +49,11 @@ def job_plan(*, job: Job) -> int:
         raise JobError("The plan names an item twice.")
     have = set(job.items.values_list("key", flat=True))
     JobItem.objects.bulk_create(
-        [JobItem(job=job, key=spec.key, payload=spec.payload) for spec in specs if spec.key not in have]
+        [
+            JobItem(job=job, key=spec.key, payload=spec.payload, stage=spec.stage)
+            for spec in specs
+            if spec.key not in have
+        ]
     )
     return len(specs)
 
@@ -109,8 +115,14 @@ def job_advance(*, job_id: int, now: datetime | None = None) -> list[int]:
         room = job.concurrency - counts.get(ItemStatus.RUNNING, 0)
         if room <= 0:
             return []
-        pending = job.items.filter(status=ItemStatus.PENDING).order_by("attempts", "pk")
+        stage = _open_stage(job)
+        pending = job.items.filter(status=ItemStatus.PENDING, stage=stage).order_by("attempts", "pk")
         return list(pending.values_list("pk", flat=True)[:room])
+
+
+def _open_stage(job: Job) -> int | None:
+    """The earliest stage with an item pending or running: only its items may start."""
+    return job.items.filter(status__in=OPEN).order_by("stage").values_list("stage", flat=True).first()
 
 
 def running_jobs() -> list[int]:
@@ -125,14 +137,17 @@ def item_claim(*, item_id: int, now: datetime | None = None) -> JobItem | None:
     room; None otherwise (taken already, finished, paused, or full)."""
     now = now or timezone.now()
     with transaction.atomic():
-        job_id = JobItem.objects.filter(pk=item_id).values_list("job_id", flat=True).first()
-        if job_id is None:
+        found = JobItem.objects.filter(pk=item_id).values_list("job_id", "stage").first()
+        if found is None:
             return None
+        job_id, stage = found
         job = Job.objects.select_for_update().get(pk=job_id)
         if job.status != JobStatus.RUNNING:
             return None
         if job.items.filter(status=ItemStatus.RUNNING).count() >= job.concurrency:
             return None
+        if job.items.filter(status__in=OPEN, stage__lt=stage).exists():
+            return None  # an earlier stage is not finished
         taken = JobItem.objects.filter(pk=item_id, status=ItemStatus.PENDING).update(
             status=ItemStatus.RUNNING,
             attempts=F("attempts") + 1,
@@ -144,6 +159,25 @@ def item_claim(*, item_id: int, now: datetime | None = None) -> JobItem | None:
         if not taken:
             return None
         return JobItem.objects.select_related("job").get(pk=item_id)
+
+
+def item_results(*, job_id: int, keys: list[str]) -> dict[str, dict | None]:
+    """The results of the job's items with these keys: None for an item not done."""
+    done = JobItem.objects.filter(job_id=job_id, key__in=keys, status=ItemStatus.DONE)
+    found = dict(done.values_list("key", "result"))
+    return {key: found.get(key) for key in keys}
+
+
+def item_replay(*, item_id: int, prompt_hash: str) -> LLMCall | None:
+    """A successful call this item already made with the same prompt and parameters (an
+    earlier attempt that was cut short: a killed worker, a budget stop), reused instead of
+    paying for it again."""
+    return (
+        LLMCall.objects.filter(job_item_id=item_id, prompt_hash=prompt_hash, error_kind="")
+        .exclude(output="")
+        .order_by("pk")
+        .first()
+    )
 
 
 def item_heartbeat(*, item_id: int, attempt: int) -> None:

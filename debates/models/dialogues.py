@@ -68,12 +68,37 @@ class Dialogue(models.Model):
     side_a = models.CharField(max_length=10, choices=Role.choices, help_text="Whom side A argues is guilty.")
     words = models.PositiveIntegerField(default=0, help_text="Words in all turns.")
     imported_at = models.DateTimeField(auto_now=True)
+    quality_score = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Debate quality of the weaker side, of 30 (paper 000, Tables 27-29)."
+    )
+    quality_passed = models.BooleanField(
+        null=True,
+        blank=True,
+        help_text="Passed the quality check (both sides at the pass mark, the intervention shown); "
+        "empty: never checked.",
+    )
+    quality_override = models.BooleanField(
+        "offer despite the quality check",
+        default=False,
+        help_text="Offer it to participants although it failed the quality check (the experimenter's call).",
+    )
+    quality = models.JSONField(
+        default=dict, blank=True, help_text="Scores per side and dimension, manifestation check, attempts."
+    )
+    provenance = models.JSONField(
+        default=dict, blank=True, help_text="How it was generated: job, models, parameters, seed, templates."
+    )
 
     class Meta:
         ordering = ["case", "slug"]
 
     def __str__(self) -> str:
         return self.slug
+
+    @property
+    def kept_out(self) -> bool:
+        """Failed the quality check and not overridden: it gets no participants."""
+        return self.quality_passed is False and not self.quality_override
 
     @property
     def side_b(self) -> str:

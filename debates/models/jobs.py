@@ -77,6 +77,9 @@ class JobItem(models.Model):
     job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="items")
     key = models.CharField(max_length=200)
     payload = models.JSONField(default=dict, blank=True)
+    stage = models.PositiveSmallIntegerField(
+        default=0, help_text="Items of a stage start once no item of an earlier stage is pending or running."
+    )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     attempts = models.PositiveSmallIntegerField(default=0)
     heartbeat_at = models.DateTimeField(null=True, blank=True)

@@ -30,6 +30,12 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Demo model-versus-model batch {batch.name!r}: {batch.get_status_display().lower()}"
         )
+        job = loader.generation_job()
+        built = job.items.filter(key__startswith="dialogue:", status="done").count()
+        self.stdout.write(
+            f"Demo generation job {job.name!r}: {job.get_status_display().lower()}, {built} dialogues built "
+            "(admin: LLM jobs; the dialogues with their quality scores under Dialogues)"
+        )
         job = loader.llm_participants_job()
         self.stdout.write(f"Demo LLM participants job {job.name!r}: {job.get_status_display().lower()}")
         judged = design_b_judge_jobs()  # persona judges, strategy raters: once claim-debate has data

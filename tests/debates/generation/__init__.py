@@ -1,0 +1,1 @@
+"""Building design A's library with models (debates.generation)."""

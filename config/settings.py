@@ -365,6 +365,11 @@ PERSUASION_CHECK_SECONDS = env_int("PERSUASION_CHECK_SECONDS", 5, minimum=1)
 PERSUASION_BATCH_PARALLEL = env_int("PERSUASION_BATCH_PARALLEL", 8, minimum=1)
 # LLM jobs (debates.jobs): attempts at an item before a retryable failure fails it.
 JOB_ITEM_ATTEMPTS = env_int("JOB_ITEM_ATTEMPTS", 3, minimum=1)
+# Limits per model endpoint shared by every job and process (through the cache): "model=C/R"
+# pairs, comma-separated, C calls in flight at most and R calls a window (0: no limit), "*"
+# for any other model; e.g. "gpt-4o=8/500,*=4/60". Empty: only each job's own concurrency.
+JOB_MODEL_LIMITS = env_str("JOB_MODEL_LIMITS")
+JOB_RATE_WINDOW_S = env_int("JOB_RATE_WINDOW_SECONDS", 60, minimum=1)
 
 LOGGING = {
     "version": 1,

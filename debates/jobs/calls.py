@@ -7,6 +7,8 @@ The budget check bounds the call from above: the prompt's words x call_log.TOKEN
 in, `max_tokens` out, at the given prices. If what the job has spent, plus what the calls
 in flight may cost, plus this bound would pass the budget, the job stops ("budget", with a
 note) and `JobStopped` ends the item, which goes back to pending unpaid for this call.
+A call also waits for a place at its model's endpoint (`limits`: `JOB_MODEL_LIMITS`, shared
+by every job and process), and a call this item already made is reused, not repeated.
 Kinds let `JobStopped` and `llm.LLMError` through: the runner handles them (a retryable
 error retries the item later, up to JOB_ITEM_ATTEMPTS; another fails it).
 """
@@ -18,7 +20,7 @@ from typing import Any
 
 from debates import llm
 from debates.call_log import call_upper_bound, llm_call_record
-from debates.jobs import services
+from debates.jobs import limits, services
 from debates.jobs.kinds import ItemFailed
 from debates.streaming import db
 
@@ -75,7 +77,8 @@ class Calls:
             raise JobStopped(stopped)
         config = _Recorded(template, prices)
         try:
-            result = await llm.complete(request)
+            async with limits.endpoint_place(request.model):  # JOB_MODEL_LIMITS, across jobs
+                result = await llm.complete(request)
         except llm.LLMError as error:
             await db(self._record)(role, config, request, None, error, template)
             raise

@@ -24,12 +24,13 @@ def claim_study_choices() -> list[tuple[str, str]]:
 
 
 def sessions_for(study_slug: str) -> QuerySet[LiveSession]:
-    """The study's finished human claim sessions (both answers given; previews left out), in
-    a stable order."""
+    """The study's finished human claim sessions (both answers given; previews and pilots
+    left out), in a stable order."""
     return (
         LiveSession.objects.filter(
             participant__study__slug=study_slug,
             participant__is_preview=False,
+            participant__is_pilot=False,
             phase=LiveSession.Phase.DONE,
             initial_answer__isnull=False,
             final_answer__isnull=False,

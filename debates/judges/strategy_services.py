@@ -12,11 +12,12 @@ KIND = "strategy_raters"
 
 
 def debates_for(study_slug: str) -> QuerySet[LiveSession]:
-    """The study's debate sessions (previews left out) in which both debaters finished at
-    least one turn, in a stable order."""
+    """The study's debate sessions (previews and pilots left out) in which both debaters
+    finished at least one turn, in a stable order."""
     sessions = LiveSession.objects.filter(
         participant__study__slug=study_slug,
         participant__is_preview=False,
+        participant__is_pilot=False,
         protocol=LiveSession.Protocol.DEBATE,
     )
     for speaker in ("A", "B"):

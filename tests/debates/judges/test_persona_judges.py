@@ -11,7 +11,7 @@ import pytest
 
 from analysis.exports import TABLES
 from debates.jobs import kinds, tasks
-from debates.judges import persona_offline, persona_prompts
+from debates.judges import persona_offline, persona_prompts, strategy_services
 from debates.live import services as live_services
 from debates.models import Job, LiveSession, LLMCall
 from participants.models import Participant
@@ -150,6 +150,14 @@ def test_the_plan_is_one_item_per_finished_session_judge_and_kind(sessions, clai
     assert {
         s.payload["kind"] for s in kinds.get("persona_judges").plan(new_job(judges="naive", name="n"))
     } == {"naive"}
+
+
+def test_pilots_sessions_are_not_judged(sessions):
+    debate, consultancy = sessions
+    Participant.objects.filter(pk=debate.participant_id).update(is_pilot=True)
+    specs = kinds.get("persona_judges").plan(new_job())
+    assert {s.payload["session"] for s in specs} == {consultancy.pk}
+    assert not strategy_services.debates_for("claim-debate").exists()  # the debate was the pilot's
 
 
 def test_the_form_offers_claim_studies_only(claim_study, mystery_study):

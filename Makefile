@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: demo test test-fast install install-dev lint bench-arrivals bench-live bench-analysis clean
+.PHONY: demo test test-fast install install-dev lint bench-arrivals bench-live bench-analysis bench-faults cluster clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,7 +27,17 @@ demo: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_demo --admin --base-url http://$(HOST):$(PORT)
 	@echo "\nStarting the ASGI server on http://$(HOST):$(PORT)/ (Ctrl-C stops it)"
-	$(BIN)/uvicorn config.asgi:application --host $(HOST) --port $(PORT) --no-access-log --lifespan off
+	$(BIN)/uvicorn config.asgi:application --host $(HOST) --port $(PORT) --no-access-log --lifespan off \
+		--http config.protocol:LimitedHttpTools
+
+# Scale-out on one machine: 2 ASGI servers behind nginx, 2 Celery workers, beat, on your
+# PostgreSQL and Redis (DATABASE_URL, REDIS_URL; the database is migrated, the demo loaded).
+CLUSTER_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/rostrum_cluster
+CLUSTER_REDIS_URL    ?= redis://127.0.0.1:6379/1
+CLUSTER_PORT         ?= 8080
+cluster: install
+	$(BIN)/python -m devtools.cluster --database-url $(CLUSTER_DATABASE_URL) --redis-url $(CLUSTER_REDIS_URL) \
+		--port $(CLUSTER_PORT) --demo
 
 test: install-dev
 	bash scripts/test.sh
@@ -56,6 +66,9 @@ bench-live: install-dev
 bench-persuasion: install-dev
 	$(BIN)/python -m bench.persuasion --dialogues 50
 	$(BIN)/python -m bench.persuasion --dialogues 50 --mode embedded
+
+bench-faults: install-dev
+	$(BIN)/python -m bench.faults
 
 clean:
 	rm -rf $(VENV) var

@@ -18,7 +18,7 @@ from analysis.exports import TABLES, codebook_lines, csv_lines
 from analysis.exports.bundle import bundle_chunks, bundle_name
 from analysis.models import Report, ReportFile
 from analysis.overview import study_overview
-from analysis.reports import latest_report, report_request, results_json
+from analysis.reports import latest_done_report, latest_report, report_request, results_json, study_reports
 from common.downloads import streamed_download
 from debates.models import InstanceSet
 from debates.pairwise.services import valid_comparisons, valid_per_instance
@@ -144,7 +144,7 @@ def report_view(request, study_id: int):
             messages.error(request, str(error))
         return redirect("admin:studies_study_report", study.pk)
     report = latest_report(study)
-    done = Report.objects.filter(study=study, status=Report.Status.DONE).order_by("-created_at").first()
+    done = latest_done_report(study)
     context = {
         **admin.site.each_context(request),
         "title": f"Report: {study.title}",
@@ -154,7 +154,7 @@ def report_view(request, study_id: int):
         "shown": done,
         "busy": report is not None and report.status in (Report.Status.QUEUED, Report.Status.RUNNING),
         "may_recompute": request.user.has_perm("analysis.add_report"),
-        "history": Report.objects.filter(study=study).order_by("-created_at")[:10],
+        "history": study_reports(study).order_by("-created_at")[:10],
     }
     if request.headers.get("HX-Request"):
         if not context["busy"]:  # finished: show the new report, not only its status

@@ -24,7 +24,7 @@ from analysis.configuration import study_configuration
 from analysis.exports import TABLES, csv_lines
 from analysis.models import Report
 from analysis.overview import study_overview
-from analysis.reports import latest_report, report_request, study_design
+from analysis.reports import latest_done_report, latest_report, report_request, study_design
 from common.downloads import streamed_download
 from studies.models import Study
 
@@ -267,7 +267,7 @@ def report(request: Request, slug: str) -> Response:
         except ValueError as error:
             raise NotFound(str(error)) from None
         return Response(_report_status(request, queued), status=status.HTTP_202_ACCEPTED)
-    done = Report.objects.filter(study=found, status=Report.Status.DONE).order_by("-created_at").first()
+    done = latest_done_report(found)
     newest = latest_report(found)
     if done is None:
         detail = "No report has been computed for this study yet; POST here to compute one."

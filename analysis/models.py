@@ -1,5 +1,6 @@
 """Reports: one computation of a study's analysis (its results, its HTML page and the files
-it made), kept in the database so every server of a deployment can show it."""
+it made), kept in the database so every server of a deployment can show it. A pilot report
+reads the pilot participants it lists only, and is never the study's report."""
 
 from django.conf import settings
 from django.db import models
@@ -36,13 +37,24 @@ class Report(models.Model):
     error = models.TextField(blank=True)
     results = models.JSONField(null=True, blank=True, help_text="results.json: every figure, by name.")
     html = models.TextField(blank=True, help_text="report.html (its images are the report's files).")
+    pilots = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="A pilot report: the ids of the pilot participants it reads (none: the study's own "
+        "report, of its real participants).",
+    )
 
     class Meta:
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["study", "status", "created_at"])]
 
     def __str__(self) -> str:
-        return f"{self.study.slug} report of {self.created_at:%Y-%m-%d %H:%M} ({self.get_status_display()})"
+        kind = "pilot report" if self.of_pilots else "report"
+        return f"{self.study.slug} {kind} of {self.created_at:%Y-%m-%d %H:%M} ({self.get_status_display()})"
+
+    @property
+    def of_pilots(self) -> bool:
+        return self.pilots is not None
 
 
 class ReportFile(models.Model):
@@ -55,3 +67,6 @@ class ReportFile(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["report", "name"], name="one_file_per_name")]
+
+    def __str__(self) -> str:
+        return self.name

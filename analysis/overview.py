@@ -5,14 +5,24 @@ from __future__ import annotations
 
 from collections import Counter
 
+from django.core.exceptions import ValidationError
 from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
 from analysis.exports.table import analysed
 from debates.dialogues.services import quotas
-from debates.models import DialogueAssignment, InstanceSet, LiveSession, StudyClaim, StudyDialogue
+from debates.models import (
+    DialogueAssignment,
+    InstanceSet,
+    LiveSession,
+    StudyClaim,
+    StudyDialogue,
+    condition_labels,
+)
 from debates.pairwise.services import instance_fill, valid_per_instance
+from participants.flags import entry_alert
 from participants.models import Exclusion, Flag, Participant
+from participants.steps import parse_groups
 from studies.models import Study
 from studies.services import study_steps
 
@@ -64,6 +74,23 @@ def study_overview(study: Study) -> dict:
             for value, label in Flag.Kind.choices
         ],
         "flagged_participants": real.filter(Exists(Flag.objects.filter(participant=OuterRef("pk")))).count(),
+        "pilots": pilot_counts(study),
+        "entry_alert": entry_alert(study_id=study.pk, now=now).summary(),
+    }
+
+
+def pilot_counts(study: Study) -> dict:
+    """The study's pilots (simulated participants), counted apart from everything above."""
+    labels = dict(Participant.Status.choices)
+    by_status = dict(
+        Participant.objects.filter(study=study, is_pilot=True)
+        .values_list("status")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    return {
+        "total": sum(by_status.values()),
+        "statuses": [{"label": labels[value], "count": n} for value, n in sorted(by_status.items())],
     }
 
 
@@ -85,6 +112,7 @@ def dialogue_fill_rows(study: Study, now) -> list[dict]:
     }
     slots = list(StudyDialogue.objects.filter(study=study).select_related("dialogue__case"))
     room = quotas(study, slots, now)
+    labels = condition_labels()
     rows = []
     for slot in slots:
         c = counts.get(slot.pk, {})
@@ -94,7 +122,7 @@ def dialogue_fill_rows(study: Study, now) -> list[dict]:
             {
                 "slug": slot.dialogue.slug,
                 "case": slot.dialogue.case.title,
-                "condition": slot.dialogue.get_condition_display(),
+                "condition": labels.get(slot.dialogue.condition, slot.dialogue.condition),
                 "active_side": slot.dialogue.active_side,
                 "side_a": slot.dialogue.side_a,
                 "active": slot.active,
@@ -136,26 +164,61 @@ def _percent(held: int, target: int | None) -> int:
 
 
 def claim_fill_rows(study: Study, now) -> list[dict]:
-    """Places per screening group × protocol × claim (design B)."""
+    """Places per screening group × protocol × claim (design B): every cell of the design (the
+    screening step's groups, or none; the claim steps' protocols; the active claims) with its
+    target, filled or not, then any cell used outside it (a claim made inactive since)."""
     completed = Q(participant__status=Participant.Status.COMPLETED, participant__excluded=False)
     leased = Q(participant__status=Participant.Status.ACTIVE, participant__expires_at__gt=now)
-    rows = (
-        LiveSession.objects.filter(analysed(), participant__study=study)
+    used = {
+        (row["group"], row["protocol"], row["claim__slug"]): row
+        for row in LiveSession.objects.filter(analysed(), participant__study=study)
         .values("group", "protocol", "claim__slug")
         .annotate(done=Count("id", filter=completed), leased=Count("id", filter=leased))
-        .order_by("group", "protocol", "claim__slug")
-    )
-    return [
-        {
-            **row,
-            "held": row["done"] + row["leased"],
-            "target": study.target_per_item,
-            "percent": min(100, round(100 * (row["done"] + row["leased"]) / study.target_per_item))
-            if study.target_per_item
-            else 0,
-        }
-        for row in rows
-    ]
+        .order_by()
+    }
+    offered = StudyClaim.objects.filter(study=study).select_related("claim").order_by("claim__slug")
+    targets = {s.claim.slug: s.target if s.target is not None else study.target_per_item for s in offered}
+    active = [s.claim.slug for s in offered if s.active]
+    design = [(g, p, c) for g in claim_groups(study) for p in claim_protocols(study) for c in active]
+    outside = sorted(set(used) - set(design))
+    rows = []
+    for cell in design + outside:
+        counts = used.get(cell, {})
+        done, leased_now = counts.get("done", 0), counts.get("leased", 0)
+        target = targets.get(cell[2], study.target_per_item)
+        rows.append(
+            {
+                "group": cell[0],
+                "protocol": cell[1],
+                "claim__slug": cell[2],
+                "done": done,
+                "leased": leased_now,
+                "held": done + leased_now,
+                "target": target,
+                "percent": _percent(done + leased_now, target),
+                "in_design": cell not in outside,
+            }
+        )
+    return rows
+
+
+def claim_groups(study: Study) -> list[str]:
+    """The screening groups participants are balanced within ("" without a screening step)."""
+    groups = []
+    for step in study_steps(study):
+        if step.kind == "screening":
+            try:
+                groups += [label for label, _, _ in parse_groups(step.config.get("groups", ""))]
+            except ValidationError:
+                continue
+    return list(dict.fromkeys(groups)) or [""]
+
+
+def claim_protocols(study: Study) -> list[str]:
+    """The protocols the study's claim steps use, debate first."""
+    steps = [step for step in study_steps(study) if step.kind == "claim_session"]
+    chosen = {step.config.get("protocols", "both") for step in steps}
+    return [p for p in ("debate", "consultancy") if any(c in ("both", p) for c in chosen)]
 
 
 def pairs_fill(study: Study, now) -> list[dict]:

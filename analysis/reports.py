@@ -6,7 +6,9 @@ The same code serves every way of running it:
   folder; the analysis always reads the CSVs (exported first for a study), so a study's
   `results.json` and the one computed again from its exports are the same;
 - a `Report` row (admin button, API, nightly beat task) runs `report_run()` in a worker, or
-  in a thread of the embedded server, showing its progress as it goes.
+  in a thread of the embedded server, showing its progress as it goes. A pilot report (a
+  pilot job's, `pilots` listing its participants) reads those pilots only and is kept apart:
+  never the study's report (`study_reports`, `latest_report`), pruned separately.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import close_old_connections, transaction
+from django.db.models import QuerySet
 from django.template.loader import render_to_string
 from django.utils import timezone
 
@@ -191,14 +194,25 @@ def analyze_study(
 # --- Reports kept in the database --------------------------------------------------------
 
 
-def report_request(*, study: Study, trigger: str, user=None, seed: int = 0) -> Report:
+def report_request(
+    *, study: Study, trigger: str, user=None, seed: int = 0, pilots: Iterable[int] | None = None
+) -> Report:
     """Queue a new computation of the study's report, unless one is queued or running (then
-    that one is returned). It starts once the current transaction commits."""
+    that one is returned). It starts once the current transaction commits. With `pilots` (the
+    ids of pilot participants), a pilot report of those pilots only: never the study's report,
+    and a pending one is returned only for the same pilots."""
     design = study_design(study)
+    chosen = None if pilots is None else sorted(set(pilots))
+    if chosen == []:
+        raise ValueError("there are no pilot participants to report on")
     with transaction.atomic():
         Study.objects.select_for_update().filter(pk=study.pk).first()  # one request at a time
-        pending = Report.objects.filter(study=study, status__in=[Report.Status.QUEUED, Report.Status.RUNNING])
-        existing = pending.first()
+        pending = Report.objects.filter(
+            study=study,
+            status__in=[Report.Status.QUEUED, Report.Status.RUNNING],
+            pilots__isnull=chosen is None,
+        )
+        existing = next((r for r in pending.defer("html", "results") if r.pilots == chosen), None)
         if existing is not None:
             return existing
         report = Report.objects.create(
@@ -208,6 +222,7 @@ def report_request(*, study: Study, trigger: str, user=None, seed: int = 0) -> R
             requested_by=user,
             seed=seed,
             created_at=timezone.now(),
+            pilots=chosen,
         )
         transaction.on_commit(lambda: report_start(report.pk))
     return report
@@ -246,7 +261,8 @@ def report_run(*, report_id: int) -> Report | None:
     try:
         with tempfile.TemporaryDirectory(prefix="rostrum-report-") as tmp:
             folder = Path(tmp)
-            results = analyze_study(report.study, folder, seed=report.seed, progress=progress)
+            pilots = report.pilots if report.of_pilots else False
+            results = analyze_study(report.study, folder, seed=report.seed, progress=progress, pilots=pilots)
             _store(report, folder, results)
     except Exception as error:  # the report fails visibly; the next request may succeed
         log.exception("report %s failed", report_id)
@@ -293,9 +309,14 @@ def _zip_data(folder: Path) -> bytes:
 
 
 def reports_prune(*, study: Study) -> int:
-    """Keep the study's last REPORTS_KEPT finished reports; delete the older ones."""
-    finished = Report.objects.filter(study=study, status__in=[Report.Status.DONE, Report.Status.FAILED])
-    old = list(finished.order_by("-created_at").values_list("pk", flat=True)[settings.REPORTS_KEPT :])
+    """Keep the study's last REPORTS_KEPT finished reports, and apart from them its last
+    REPORTS_KEPT finished pilot reports; delete the older ones."""
+    old: list[int] = []
+    for of_pilots in (False, True):
+        finished = study_reports(study, pilots=of_pilots).filter(
+            status__in=[Report.Status.DONE, Report.Status.FAILED]
+        )
+        old += finished.order_by("-created_at").values_list("pk", flat=True)[settings.REPORTS_KEPT :]
     Report.objects.filter(pk__in=old).delete()
     return len(old)
 
@@ -317,5 +338,28 @@ def reports_nightly(*, now=None) -> list[Report]:
     return queued
 
 
+def study_reports(study: Study, *, pilots: bool = False) -> QuerySet[Report]:
+    """The study's own reports (of its real participants), or with `pilots` its pilot reports."""
+    return Report.objects.filter(study=study, pilots__isnull=not pilots)
+
+
 def latest_report(study: Study) -> Report | None:
-    return Report.objects.filter(study=study).order_by("-created_at").first()
+    """The study's newest report (of its real participants: never a pilot report)."""
+    return study_reports(study).order_by("-created_at").first()
+
+
+def latest_done_report(study: Study) -> Report | None:
+    """The study's newest computed report (never a pilot report)."""
+    return study_reports(study).filter(status=Report.Status.DONE).order_by("-created_at").first()
+
+
+def pilot_reports(study: Study, *, pilots: Iterable[int]) -> QuerySet[Report]:
+    """The study's pilot reports on these pilots or some of them (a pilot job's report asked
+    before more of its pilots walked), newest first."""
+    wanted = set(pilots)
+    pks = [
+        pk
+        for pk, some in study_reports(study, pilots=True).values_list("pk", "pilots")
+        if some and set(some) <= wanted
+    ]
+    return Report.objects.filter(pk__in=pks).order_by("-created_at")

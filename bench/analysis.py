@@ -32,6 +32,9 @@ ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 DB = "rostrum_bench_analysis"
 PG = "postgres://postgres@127.0.0.1:5432"
+# The benchmark's own database is no deployment: DEBUG stays on (with DATABASE_URL set it is
+# off by default, and a SECRET_KEY required), here and in the processes started below.
+os.environ.setdefault("DEBUG", "1")
 
 
 def django_setup(database_url: str | None = None) -> None:

@@ -40,8 +40,8 @@ PYTHON = sys.executable
 UVICORN = str(Path(sys.executable).parent / "uvicorn")
 
 TARGET_PPS = 30.0
-TARGET_P95_MS = 1000.0
-TARGET_CPU_MS = 40.0
+TARGET_P95_MS = 1000.0  # issue #12: p95 page latency, 500 at once, no think time
+TARGET_CPU_MS = 20.0  # issue #12: server + PostgreSQL CPU per participant
 
 
 class SetupError(Exception):
@@ -201,7 +201,8 @@ class Postgres:
 
 
 class Server:
-    """`uvicorn APP --workers W --host 127.0.0.1 --port P --no-access-log`, logged to a file."""
+    """`uvicorn APP --workers W --host 127.0.0.1 --port P --no-access-log --http
+    config.protocol:LimitedHttpTools` (production's options), logged to a file."""
 
     def __init__(self, name: str, app: str, workers: int, env: dict, health: str) -> None:
         self.name = name
@@ -219,6 +220,9 @@ class Server:
             "--port",
             str(self.port),
             "--no-access-log",
+            # As production starts it (docker/Dockerfile): httptools with limits on the request head.
+            "--http",
+            "config.protocol:LimitedHttpTools",
         ]
         self.env = env
         self.process: subprocess.Popen | None = None
@@ -416,7 +420,7 @@ def verdicts(r: dict, check: dict) -> dict:
         "all_complete_all_answers_stored": complete,
         "participants_per_s_ge_30": pps is not None and pps >= TARGET_PPS,
         "p95_page_latency_lt_1s": p95 is not None and p95 < TARGET_P95_MS,
-        "server_db_cpu_per_participant_lt_40ms": cpu is not None and cpu < TARGET_CPU_MS,
+        "server_db_cpu_per_participant_lt_20ms": cpu is not None and cpu < TARGET_CPU_MS,
     }
 
 
@@ -486,7 +490,7 @@ def report(args, r: dict, b: dict | None, check: dict, verdict: dict) -> str:
             " ms",
             compare=True,
             target=f"< {TARGET_CPU_MS:.0f} ms",
-            key="server_db_cpu_per_participant_lt_40ms",
+            key="server_db_cpu_per_participant_lt_20ms",
         ),
         row("client CPU/participant", "client_cpu_ms_per_participant", " ms"),
         row("other processes' CPU", "other_cpu_s", " s", 2, target="~0"),
@@ -584,6 +588,7 @@ def main() -> int:
             DEBUG="0",
             SECRET_KEY=secrets.token_urlsafe(48),
             ALLOWED_HOSTS="127.0.0.1",
+            TRUSTED_PROXIES="127.0.0.1",  # the client names each participant's address
             SECURE_SSL_REDIRECT="0",
             STATIC_ROOT=static_root,
             PYTHONUNBUFFERED="1",

@@ -48,8 +48,11 @@ class Response:
 class Connection:
     """One keep-alive HTTP/1.1 connection with a cookie jar (the participant's browser)."""
 
-    def __init__(self, host: str, port: int, latencies: list[float], kind_latencies: dict) -> None:
+    def __init__(
+        self, host: str, port: int, latencies: list[float], kind_latencies: dict, forwarded_for: str = ""
+    ) -> None:
         self.host, self.port = host, port
+        self.forwarded_for = forwarded_for  # the client address a trusted proxy would report
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
         self.cookies: dict[str, str] = {}
@@ -76,6 +79,8 @@ class Connection:
         ]
         if self.cookies:
             lines.append("Cookie: " + "; ".join(f"{k}={v}" for k, v in self.cookies.items()))
+        if self.forwarded_for:
+            lines.append(f"X-Forwarded-For: {self.forwarded_for}")
         if method == "POST":
             lines += [
                 f"Origin: http://{self.host}:{self.port}",
@@ -181,7 +186,11 @@ class Run:
             await asyncio.sleep(self.args.think_ms * self.rng.uniform(0.5, 1.5) / 1000)
 
     async def participant(self, index: int) -> None:
-        conn = Connection(self.args.host, self.args.port, self.latencies, self.kind_latencies)
+        # Each participant from an address of its own, as Prolific's arrivals are: the server
+        # trusts the loopback "proxy" (TRUSTED_PROXIES), so the per-address limits apply as in
+        # production behind nginx.
+        address = f"10.{(index >> 16) & 255}.{(index >> 8) & 255}.{index & 255}"
+        conn = Connection(self.args.host, self.args.port, self.latencies, self.kind_latencies, address)
         started = time.perf_counter()
         try:
             ok = await (self.rostrum(conn) if self.args.mode == "rostrum" else self.baseline(conn))

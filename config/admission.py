@@ -6,6 +6,9 @@ and over a handful of pooled database connections: CPU per request roughly doubl
 past the pool's timeout, requests fail. Letting only a few requests into Django at a time
 per process (about as many as there are pooled connections) keeps the rest waiting
 cheaply in the event loop, in arrival order, instead.
+
+A place is taken only once the request's body has been read in full (config.limits, in front
+of this): a client that stalls its body must not hold one of these few places.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from django.core.handlers.asgi import ASGIHandler  # noqa: E402
 
 from config.admission import HTTPConcurrencyLimit  # noqa: E402
 from config.embedded import start_beat  # noqa: E402
+from config.limits import Limits, RequestLimits  # noqa: E402
 from config.routing import websocket_urlpatterns  # noqa: E402
 from debates.streaming import register_local_loop  # noqa: E402
 
@@ -65,7 +66,10 @@ django_asgi_app = SharedThreadASGIHandler()
 application = RegisterLoop(
     ProtocolTypeRouter(
         {
-            "http": HTTPConcurrencyLimit(django_asgi_app, settings.HTTP_CONCURRENCY),
+            # A request's body is read (in full, within limits) before it waits for a place.
+            "http": RequestLimits(
+                HTTPConcurrencyLimit(django_asgi_app, settings.HTTP_CONCURRENCY), Limits.from_settings()
+            ),
             "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
         }
     )

@@ -7,6 +7,8 @@ malformed value raises `ImproperlyConfigured` at start-up rather than misbehavin
 """
 
 import os
+from datetime import timedelta
+from ipaddress import ip_network
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -110,14 +112,27 @@ def sqlite_database(path: Path) -> dict:
 
 # --- Core -------------------------------------------------------------------------------
 
-DEBUG = env_bool("DEBUG", True)
+# The embedded default (neither DATABASE_URL nor ALLOWED_HOSTS set) runs on one's own
+# machine, with DEBUG on. Anything else is a deployment: DEBUG is off unless DEBUG=1 turns it
+# on (development against PostgreSQL, the test suite's production path), and then the
+# server needs a strong SECRET_KEY.
+DEBUG = env_bool("DEBUG", not (env_str("DATABASE_URL") or env_str("ALLOWED_HOSTS")))
 SECRET_KEY = env_str("SECRET_KEY")
 if not SECRET_KEY:
     if not DEBUG:
-        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
+        raise ImproperlyConfigured(
+            "SECRET_KEY must be set when DEBUG is off (DEBUG is off by default once DATABASE_URL or "
+            "ALLOWED_HOSTS is set; DEBUG=1 turns it on for development and tests). Make one with: "
+            "python -c 'import secrets; print(secrets.token_urlsafe(50))'"
+        )
     SECRET_KEY = "insecure-development-key-only-used-with-DEBUG-on"
-elif len(SECRET_KEY) < 50:
-    raise ImproperlyConfigured("SECRET_KEY must be at least 50 characters long")
+elif len(SECRET_KEY) < 50 or len(set(SECRET_KEY)) < 5:
+    raise ImproperlyConfigured("SECRET_KEY must be at least 50 characters long, of 5 different ones or more")
+elif SECRET_KEY.startswith(("replace-with", "django-insecure-")):
+    raise ImproperlyConfigured(
+        "SECRET_KEY is a placeholder (docker/env.example's, or Django's insecure one): make one with "
+        "python -c 'import secrets; print(secrets.token_urlsafe(50))'"
+    )
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"] if DEBUG else [])
 if not DEBUG and not ALLOWED_HOSTS:
@@ -141,10 +156,14 @@ INSTALLED_APPS = [
     "debates",
     "analysis",
     "pilots",
+    "axes",
 ]
 
 MIDDLEWARE = [
+    "common.server_tag.ServerTag",  # X-Served-By when SERVER_NAME_TAG is set (several servers)
     "django.middleware.security.SecurityMiddleware",
+    "common.security.SecurityHeaders",
+    "common.security.AdminNetworks",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -152,6 +171,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last: turns a locked-out login (see the AXES_ settings) into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -241,6 +262,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "analysis.tasks.nightly_reports",
         "schedule": crontab(minute=0, hour=env_int("REPORTS_NIGHTLY_HOUR", 3)),
     },
+    "prolific-sync": {
+        "task": "participants.tasks.prolific_sync",
+        "schedule": env_int("PROLIFIC_SYNC_SECONDS", 120, minimum=10),
+    },
 }
 
 # --- Analysis ----------------------------------------------------------------------------
@@ -279,6 +304,28 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "admin:login"
+# Admin logins (django-axes): after this many failed passwords for one username from one
+# address, that pair is locked out for this many minutes (each further try restarts the
+# clock) and sees common.security.login_locked_out; a successful login clears the count. The address is
+# the one the server saw (behind the proxy, uvicorn's --proxy-headers), never a header.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("ADMIN_LOGIN_FAILURES", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("ADMIN_LOGIN_LOCKOUT_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "common.security.login_locked_out"
+AXES_CLIENT_IP_CALLABLE = "common.security.client_address"
+# Optional: the admin answers only these networks (comma-separated, e.g. "10.0.0.0/8,
+# 192.0.2.7"), and is a 404 for every other address (common.security.AdminNetworks).
+ADMIN_ALLOWED_NETWORKS = env_list("ADMIN_ALLOWED_NETWORKS", [])
+for _network in ADMIN_ALLOWED_NETWORKS:
+    try:
+        ip_network(_network, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(f"ADMIN_ALLOWED_NETWORKS: {_network!r} is not a network") from None
 
 LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"
@@ -326,10 +373,56 @@ PROLIFIC_COMPLETE_URL = env_str("PROLIFIC_COMPLETE_URL", "https://app.prolific.c
 # Requests let into Django at once per server process; the rest wait in the event loop.
 # About the database pool size: more only adds threads contending for the same connections.
 HTTP_CONCURRENCY = env_int("HTTP_CONCURRENCY", 8, minimum=0)
+# Limits on a request, checked before it takes one of those places (config.limits, and
+# config.protocol while the head arrives): the whole body within this many seconds (else
+# 408) and at most this many bytes (413; admin imports are the largest bodies); the request
+# line and header lines within this many bytes and seconds, and at most this many headers.
+HTTP_BODY_TIMEOUT_S = env_int("HTTP_BODY_TIMEOUT_SECONDS", 30, minimum=1)
+HTTP_MAX_BODY_BYTES = env_int("HTTP_MAX_BODY_BYTES", 10 * 1024 * 1024, minimum=1024)
+HTTP_HEADER_TIMEOUT_S = env_int("HTTP_HEADER_TIMEOUT_SECONDS", 20, minimum=1)
+HTTP_MAX_HEADER_BYTES = env_int("HTTP_MAX_HEADER_BYTES", 32 * 1024, minimum=1024)
+HTTP_MAX_HEADERS = env_int("HTTP_MAX_HEADERS", 100, minimum=10)
 # Participant pages re-read a study's settings at most this often per server process.
 STUDY_CACHE_SECONDS = env_int("STUDY_CACHE_SECONDS", 5)
 # Accept only Prolific-shaped ids (24 hexadecimal characters) at the study link.
 PROLIFIC_STRICT_IDS = env_bool("PROLIFIC_STRICT_IDS", True)
+# Abuse limits (docs/decisions.md, "Abuse limits"), per client address as COUNT/SECONDS
+# windows ("off": none): study-link entries, and places taken (a dialogue, a claim, comparisons).
+# A place taken and not yet answered on is held PLACE_IDLE_MINUTES, not the whole time limit.
+ENTRY_RATE_LIMITS = env_list("ENTRY_RATE_LIMITS", ["20/60", "120/3600"])
+PLACE_RATE_LIMITS = env_list("PLACE_RATE_LIMITS", ["6/60", "30/3600"])
+PLACE_IDLE_MINUTES = env_int("PLACE_IDLE_MINUTES", 5, minimum=1)
+# X-Forwarded-For names the client only when the peer is one of these proxies (addresses or
+# networks, e.g. "10.0.0.0/8"); by default none is trusted and the peer is the client.
+TRUSTED_PROXIES = env_list("TRUSTED_PROXIES", [])
+# This server process's name in an X-Served-By header (several servers behind a proxy).
+SERVER_NAME_TAG = env_str("SERVER_NAME_TAG", "")
+# Django's cache: shared by every server process in production (Redis), memory embedded.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+    if REDIS_URL
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+}
+
+# --- Prolific's API (participants/prolific.py) -------------------------------------------
+
+# The API token carries full permission and never expires: a secret from the environment only,
+# never stored in the database nor logged. Without it the Prolific pages say how to set it and the
+# periodic sync does nothing. PROLIFIC_WEBHOOK_SECRET checks the signature of Prolific's webhooks
+# (a deployment with a public HTTPS address); without it the webhook route answers 404.
+PROLIFIC_API_TOKEN = env_str("PROLIFIC_API_TOKEN")
+PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com/api/v1").rstrip("/")
+# The workspace participant groups are made in (two-stage studies); empty: the token's default.
+PROLIFIC_WORKSPACE_ID = env_str("PROLIFIC_WORKSPACE_ID")
+if urlsplit(PROLIFIC_API_URL).scheme not in ("https", "http"):
+    raise ImproperlyConfigured(f"PROLIFIC_API_URL must be an http(s) URL, got {PROLIFIC_API_URL!r}")
+PROLIFIC_WEBHOOK_SECRET = env_str("PROLIFIC_WEBHOOK_SECRET")
+PROLIFIC_TIMEOUT_S = env_int("PROLIFIC_TIMEOUT_SECONDS", 30, minimum=1)
+PROLIFIC_MAX_RETRIES = env_int("PROLIFIC_MAX_RETRIES", 3)
+# A bonus whose pay call's outcome is unknown is settled as not paid (safe to send again) only
+# when Prolific still shows no such payment this long after the call (it pays within minutes).
+PROLIFIC_BONUS_SETTLE_MINUTES = env_int("PROLIFIC_BONUS_SETTLE_MINUTES", 60, minimum=1)
+PROLIFIC_BONUS_MAX_CENTS = env_int("PROLIFIC_BONUS_MAX_CENTS", 5000, minimum=1)
 
 # --- Language models (live debates) ----------------------------------------------------
 
@@ -348,12 +441,11 @@ LLM_OFFLINE_TOKEN_DELAY_MS = env_int("LLM_OFFLINE_TOKEN_DELAY_MS", 30)
 LIVE_TURN_STUCK_S = env_int("LIVE_TURN_STUCK_SECONDS", 30, minimum=2)
 LIVE_TURN_MAX_ATTEMPTS = env_int("LIVE_TURN_MAX_ATTEMPTS", 3, minimum=1)
 LIVE_HEARTBEAT_S = env_int("LIVE_HEARTBEAT_SECONDS", 3, minimum=1)
-# Streamed text goes out in frames at most this often per stream, and above this many
-# streams at once in a process the interval grows in proportion (frames cost CPU). Over
-# Redis (bench/live): 40 ms and 25 streams keep the p95 added latency per token under
-# 100 ms at 50 streams and the relay from falling behind at 100. In-process frames are
-# cheap: 30 ms and no stretching.
-LIVE_FLUSH_MS = env_int("LIVE_FLUSH_MS", 40 if REDIS_URL else 30, minimum=10)
+# Streamed text goes out in frames at most 10 times a second per stream (debates.streaming:
+# 100 ms apart, the README's stated rate; a longer LIVE_FLUSH_MS sends fewer, larger frames),
+# and above this many streams at once in a process the interval grows in proportion (frames
+# cost CPU; over Redis 25 streams, in-process no stretching).
+LIVE_FLUSH_MS = env_int("LIVE_FLUSH_MS", 100, minimum=10)
 LIVE_STREAMS_PER_INTERVAL = env_int("LIVE_STREAMS_PER_INTERVAL", 25 if REDIS_URL else 10_000, minimum=1)
 # Threads for the turn writers' database work in a worker process (0: the one shared thread).
 LIVE_DB_THREADS = env_int("LIVE_DB_THREADS", 4)
@@ -377,5 +469,5 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {"django.db.backends": {"level": "WARNING"}, "axes.apps": {"level": "WARNING"}},
 }

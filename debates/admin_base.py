@@ -12,6 +12,7 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path
 
+from debates.formats import format_context
 from debates.imports import ImportInvalid, decode
 
 MAX_UPLOAD = 5 * 1024 * 1024
@@ -40,9 +41,10 @@ class ImportForm(forms.Form):
         return upload
 
 
-def import_page(model_admin, request, *, perm: str, title: str, form_class, run, done: str):
+def import_page(model_admin, request, *, perm: str, title: str, form_class, run, done: str, fmt: str):
     """An upload page: `run(form.cleaned_data, upload_text, filename)` imports and returns the
-    success message, or raises ImportInvalid, whose problems (with their lines) are listed."""
+    success message, or raises ImportInvalid, whose problems (with their lines) are listed.
+    The page links the format's documentation, schema and examples (`debates.formats`)."""
     if not request.user.has_perm(perm):
         return redirect("admin:index")
     form = form_class(request.POST or None, request.FILES or None)
@@ -62,6 +64,7 @@ def import_page(model_admin, request, *, perm: str, title: str, form_class, run,
         "title": title,
         "form": form,
         "problems": problems,
+        "format": format_context(fmt),
     }
     return TemplateResponse(request, "admin/debates/import.html", context)
 

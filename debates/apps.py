@@ -10,7 +10,9 @@ class DebatesConfig(AppConfig):
 
     def ready(self) -> None:
         from debates import admin as _shared_admin  # noqa: F401  (the model-call log)
+        from debates import preview
         from debates.dialogues import admin as dialogues_admin
+        from debates.dialogues import condition_admin as _condition_admin  # noqa: F401  (conditions)
         from debates.dialogues import services as dialogues
         from debates.dialogues import steps as dialogue_steps
         from debates.generation import kinds as generation_kinds
@@ -53,6 +55,9 @@ class DebatesConfig(AppConfig):
             dialogues_admin.StudyDialogueInline,
             dialogues_admin.ConditionTargetInline,
         ]
+        # The preview with choices (a step to start at, a condition or dialogue, a group).
+        studies_admin.study_urls.append(preview.study_urls)
+        studies_admin.study_links.append(preview.study_links)
 
         # Design B: live debate and consultancy.
         registry.register_all(live_steps.ClaimSessionKind, live_steps.ClaimDebriefKind)

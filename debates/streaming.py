@@ -8,8 +8,9 @@ frames, the database hop from the event loop, and the event loops turns run on.
   and gaps detected by the browser (which then asks for a resync). In memory in the
   embedded default (one process, one loop), in Redis in production (workers append, web
   servers read).
-- `Relay`: at most one frame per LIVE_FLUSH_MS per stream, stretched when a process
-  streams many turns at once, plus the turn's heartbeat.
+- `Relay`: at most MAX_FRAMES_PER_SECOND (10) frames a second per stream (one per
+  LIVE_FLUSH_MS if that is longer), stretched when a process streams many turns at once,
+  plus the turn's heartbeat.
 - `db()`: ORM code from the loop, on a small pool of threads.
 - `process_loop()` / `register_local_loop()` / `spawn()`: a worker process's long-lived
   loop, or the embedded server's own loop.
@@ -143,14 +144,26 @@ def _load_factor() -> float:
 
 Send = Callable[[dict], Awaitable[None]]
 
+# What the README promises the judge's browser: at most 10 text frames a second per stream.
+# A phone re-lays out and scrolls the conversation on every frame; 10 a second reads as
+# smooth text and no token waits longer than 100 ms for its frame. LIVE_FLUSH_MS can only
+# lengthen the interval (bench experiments), never shorten it below this.
+MAX_FRAMES_PER_SECOND = 10
+
+
+def frame_interval() -> float:
+    """Seconds between two frames of one stream, before any stretching under load."""
+    return max(settings.LIVE_FLUSH_MS / 1000, 1 / MAX_FRAMES_PER_SECOND)
+
 
 class Relay:
     """Coalesces streamed text into frames and keeps the turn's heartbeat.
 
     A frame goes out at once if the last one left at least the frame interval ago;
     otherwise the text waits for a timer that fires when the interval is up. The interval
-    is LIVE_FLUSH_MS, stretched under load (see _load_factor), so no text waits longer
-    than it and a stream sends at most 1000/LIVE_FLUSH_MS frames a second.
+    is `frame_interval()` (100 ms, or LIVE_FLUSH_MS if longer), stretched under load (see
+    _load_factor), so no text waits longer than it and a stream sends at most
+    MAX_FRAMES_PER_SECOND frames a second.
 
     `send(delta)` broadcasts one `turn.delta` frame; `heartbeat()` (every LIVE_HEARTBEAT_S)
     tells the database the turn is alive; `buffer` keeps the text for reconnections.
@@ -167,7 +180,7 @@ class Relay:
         self.pending: list[str] = []
         self.sent = 0  # characters broadcast so far
         self.last_flush = 0.0
-        self.interval = settings.LIVE_FLUSH_MS / 1000
+        self.interval = frame_interval()
         self._lock = asyncio.Lock()
         self._timer: asyncio.TimerHandle | None = None
         self._flushing: set[asyncio.Task] = set()
@@ -178,14 +191,20 @@ class Relay:
         self.pending.append(piece)
         if self._timer is not None:
             return
-        wait = self.interval * _load_factor() - (time.monotonic() - self.last_flush)
+        now = time.monotonic()
+        wait = self.interval * _load_factor() - (now - self.last_flush)
         if wait <= 0:
+            self.last_flush = now
             await self.flush()
         else:
             self._timer = asyncio.get_running_loop().call_later(wait, self._on_timer)
 
     def _on_timer(self) -> None:
+        # The frame's time is taken now, not when its flush task first runs: text arriving
+        # in between (a burst of tokens from one network read) must wait for the next
+        # interval, not go out in a second frame at once (that doubled the frame rate).
         self._timer = None
+        self.last_flush = time.monotonic()
         task = asyncio.ensure_future(self.flush())
         self._flushing.add(task)
         task.add_done_callback(self._flushing.discard)
@@ -193,7 +212,6 @@ class Relay:
     async def flush(self) -> None:
         """Send what is pending (in order: frames never overtake each other)."""
         async with self._lock:
-            self.last_flush = time.monotonic()
             if not self.pending:
                 return
             text = "".join(self.pending)
@@ -203,9 +221,15 @@ class Relay:
             self.sent += len(text)
 
     async def finish(self) -> None:
+        """Send the rest: when its frame's time is not yet up, after the wait (at most the
+        interval), so even a reply's last frame keeps to the rate."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+            wait = self.interval * _load_factor() - (time.monotonic() - self.last_flush)
+            if wait > 0:
+                await asyncio.sleep(wait)
+            self.last_flush = time.monotonic()
         if self._flushing:
             await asyncio.gather(*self._flushing, return_exceptions=True)
         await self.flush()

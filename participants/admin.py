@@ -9,6 +9,7 @@ from django.contrib import admin, messages
 from django.db.models import Count, Exists, OuterRef, Prefetch
 
 from participants import services
+from participants.admin_exclusions import exclude_with_reason
 from participants.models import Exclusion, Flag, Participant, Response, StepVisit, TextEntry
 from studies.services import study_steps
 
@@ -115,6 +116,23 @@ class FlagFilter(admin.SimpleListFilter):
         return queryset
 
 
+class PilotFilter(admin.SimpleListFilter):
+    """Real participants (analysed: neither pilots nor previews) or pilots (simulated)."""
+
+    title = "pilot / real"
+    parameter_name = "who"
+
+    def lookups(self, request, model_admin):
+        return [("real", "Real participants"), ("pilot", "Pilots (simulated participants)")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "real":
+            return queryset.filter(is_pilot=False, is_preview=False)
+        if self.value() == "pilot":
+            return queryset.filter(is_pilot=True)
+        return queryset
+
+
 def flags_text(flags) -> str:
     """'honeypot, fast_page ×2': the kinds of a participant's flags, most frequent first."""
     counts = Counter(f.kind for f in flags)
@@ -131,10 +149,11 @@ class ParticipantAdmin(admin.ModelAdmin):
         "excluded",
         "attention_failures",
         "flag_list",
+        "is_pilot",
         "started_at",
         "last_seen_at",
     ]
-    list_filter = ["study", "status", StepFilter, "excluded", FlagFilter, "is_preview"]
+    list_filter = ["study", PilotFilter, "status", StepFilter, "excluded", FlagFilter, "is_preview"]
     search_fields = ["prolific_pid", "prolific_session_id"]
     date_hierarchy = "started_at"
     list_select_related = ["study"]
@@ -176,16 +195,9 @@ class ParticipantAdmin(admin.ModelAdmin):
             services.participant_mark_returned(participant=participant)
         self.message_user(request, "Marked as returned where they were in progress or timed out.")
 
-    @admin.action(description="Exclude from analysis (by the experimenter)")
+    @admin.action(description="Exclude from analysis (by the experimenter, with a reason)")
     def exclude_manually(self, request, queryset):
-        for participant in queryset:
-            services.exclusion_add(
-                participant=participant,
-                reason=Exclusion.Reason.MANUAL,
-                detail=f"excluded in the admin by {request.user}",
-                by=request.user,
-            )
-        self.message_user(request, f"Excluded {queryset.count()} participant(s).")
+        return exclude_with_reason(self, request, queryset)
 
     @admin.action(description="Revoke all their exclusions (count them again)")
     def revoke_exclusions(self, request, queryset):
@@ -232,8 +244,12 @@ class ExclusionAdmin(admin.ModelAdmin):
 
 @admin.display(description="Participants")
 def study_participant_counts(study) -> str:
-    """The study list's column of participants by status (registered in `ready()`)."""
-    counts = Participant.objects.filter(study=study, is_preview=False).values_list("status", flat=True)
+    """The study list's column of real participants by status, and the pilots apart
+    (registered in `ready()`)."""
+    rows = Participant.objects.filter(study=study, is_preview=False).values_list("status", "is_pilot")
+    counts = [status for status, is_pilot in rows if not is_pilot]
+    pilots = len(rows) - len(counts)
     done = sum(1 for s in counts if s == Participant.Status.COMPLETED)
     active = sum(1 for s in counts if s == Participant.Status.ACTIVE)
-    return f"{done} completed, {active} in progress, {len(counts)} in all"
+    text = f"{done} completed, {active} in progress, {len(counts)} in all"
+    return f"{text}; {pilots} pilot{'s' if pilots != 1 else ''}" if pilots else text

@@ -1,5 +1,6 @@
 """The participants app: the flow engine, entry and exit, responses, timing, exclusions and
-places. Its `ready()` registers the step kinds it owns and its column in the study list."""
+places. Its `ready()` registers the step kinds it owns, its column in the study list, and the
+study's "Prolific" page (participants/prolific_admin.py: Prolific's API from the admin)."""
 
 from django.apps import AppConfig
 
@@ -9,7 +10,7 @@ class ParticipantsConfig(AppConfig):
 
     def ready(self) -> None:
         from participants import admin as participants_admin
-        from participants import steps
+        from participants import prolific_admin, steps
         from studies import admin as studies_admin
         from studies import registry
 
@@ -22,3 +23,5 @@ class ParticipantsConfig(AppConfig):
             steps.ScreeningKind,
         )
         studies_admin.study_columns.append(participants_admin.study_participant_counts)
+        studies_admin.study_links.append(prolific_admin.study_links)
+        studies_admin.study_urls.append(prolific_admin.study_urls)

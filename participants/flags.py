@@ -18,16 +18,22 @@ What a page's submission is checked for (thresholds in `Thresholds`, overridable
 
 Flags never end nor exclude anyone: the experimenter reviews them (admin, exports) and may
 exclude by hand. The browser's figures are clamped and only ever add evidence.
+
+Entries that look automated are a study's, not a page's: `entry_alert()` counts, for the
+overview, the entries and place-takings the per-address limits refused and the places taken
+and left without an answer until their short idle lease ran out.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django import forms
 from django.conf import settings
 
+from participants import limits
 from participants.models import Flag, Participant, Response, TextEntry
 
 # The honeypot's name: plausible to a script, and never a form field (item keys have no '-').
@@ -115,6 +121,9 @@ class Page:
     served_at: datetime | None
     started_at: datetime | None  # when the page became current, if it was never served
     now: datetime
+    # The page's stored answers as (key, value) in the order they were stored, when the caller
+    # has them (`step_submit`: what `responses_record` wrote); None: read them back.
+    answers: list[tuple[str, str]] | None = None
 
     @property
     def seconds(self) -> float | None:
@@ -164,11 +173,14 @@ def flags_record(*, page: Page, evidence: Evidence) -> list[Flag]:
 
 
 def _text_entries(page: Page, evidence: Evidence, seconds: float | None) -> list[TextEntry]:
-    stored = dict(
-        Response.objects.filter(
-            participant=page.participant, position=page.position, created_at=page.now
-        ).values_list("key", "value")
-    )
+    if page.answers is not None:
+        stored = dict(page.answers)
+    else:
+        stored = dict(
+            Response.objects.filter(
+                participant=page.participant, position=page.position, created_at=page.now
+            ).values_list("key", "value")
+        )
     entries = []
     for name, counts in evidence.typing.items():
         text = page.form.cleaned_data.get(name)
@@ -242,3 +254,49 @@ def _text_flags(entry: TextEntry, seconds: float | None, limits: Thresholds, add
 def flag_summary(counts: dict[str, int]) -> str:
     """'fast_page:2;honeypot:1': flag kinds with their counts, by name (the exports' format)."""
     return ";".join(f"{kind}:{n}" for kind, n in sorted(counts.items()) if n)
+
+
+# --- Entries that look automated (the overview's alert) ------------------------------------
+
+ALERT_REFUSED = 10  # entries or place-takings refused by the per-address limits, in the last hour
+ALERT_IDLE = 5  # places taken and left unanswered until the idle lease ran out, in the last hour
+BUCKET_S = 600  # refusals are counted per 10 minutes; the alert sums the last six
+
+
+def _refusals_key(study_id: int, bucket: int) -> str:
+    return f"refused:{study_id}:{bucket}"
+
+
+def refusal_count(*, study_id: int, now: datetime | None = None) -> None:
+    """One more entry or place-taking of the study refused by the per-address limits."""
+    stamp = now.timestamp() if now else time.time()
+    limits.count_add(_refusals_key(study_id, int(stamp // BUCKET_S)), 1, 7 * BUCKET_S)
+
+
+@dataclass(frozen=True)
+class EntryAlert:
+    refused: int  # entries and place-takings refused for coming too fast from one address
+    idle: int  # places taken by a page and left without an answer until the idle lease ran out
+
+    @property
+    def raised(self) -> bool:
+        return self.refused >= ALERT_REFUSED or self.idle >= ALERT_IDLE
+
+    def summary(self) -> dict:
+        """For the overview page and the API's progress (plain JSON)."""
+        return {"refused": self.refused, "idle": self.idle, "raised": self.raised}
+
+
+def entry_alert(*, study_id: int, now: datetime) -> EntryAlert:
+    """What the last hour's entries say about automation (pilots and previews aside)."""
+    bucket = int(now.timestamp() // BUCKET_S)
+    refused = sum(limits.count_get(_refusals_key(study_id, b)) for b in range(bucket - 5, bucket + 1))
+    idle = Participant.objects.filter(
+        study_id=study_id,
+        place_idle=True,
+        is_pilot=False,
+        is_preview=False,
+        placed_at__gte=now - timedelta(hours=1),
+        expires_at__lte=now,
+    ).count()
+    return EntryAlert(refused=refused, idle=idle)

@@ -9,6 +9,11 @@ from studies.models import Question
 
 Kind = Question.Kind
 TEXT_MAX = 5000
+# A number item the experimenter left open takes a whole number of at most nine digits
+# either way: any age, count or amount a questionnaire asks for, kept exactly by the
+# responses' float column. A longer answer is refused before it is converted at all.
+NUMBER_LIMIT = 999_999_999
+NUMBER_MAX_CHARS = 20
 
 
 class SliderInput(forms.NumberInput):
@@ -34,6 +39,27 @@ class SliderField(forms.IntegerField):
         super().__init__(min_value=min_value, max_value=max_value, **kwargs)
 
 
+class NumberField(forms.IntegerField):
+    """A whole number between bounds that always exist, with one clear message for any
+    answer outside them (a 400-digit value included)."""
+
+    def __init__(self, *, min_value: int | None, max_value: int | None, **kwargs) -> None:
+        low = -NUMBER_LIMIT if min_value is None else min_value
+        high = NUMBER_LIMIT if max_value is None else max_value
+        kwargs.setdefault("widget", forms.NumberInput(attrs={"inputmode": "numeric"}))
+        super().__init__(min_value=low, max_value=high, **kwargs)
+        out_of_range = f"Enter a whole number from {low} to {high}."
+        self.error_messages.update(invalid=out_of_range, min_value=out_of_range, max_value=out_of_range)
+
+    def to_python(self, value):
+        if isinstance(value, str) and len(value.strip()) > NUMBER_MAX_CHARS:
+            raise forms.ValidationError(self.error_messages["invalid"], code="invalid")
+        return super().to_python(value)
+
+
+SPECIFY_MAX = 200  # characters in an "other, please specify" box
+
+
 def question_field(q: Question) -> forms.Field:
     field = _base_field(q)
     field.layout = "likert" if q.kind == Kind.LIKERT and len(q.option_list) <= 7 else ""
@@ -50,12 +76,7 @@ def _base_field(q: Question) -> forms.Field:
         high = 100 if q.max_value is None else q.max_value
         return SliderField(min_value=low, max_value=high, **common)
     if q.kind == Kind.NUMBER:
-        return forms.IntegerField(
-            min_value=q.min_value,
-            max_value=q.max_value,
-            widget=forms.NumberInput(attrs={"inputmode": "numeric"}),
-            **common,
-        )
+        return NumberField(min_value=q.min_value, max_value=q.max_value, **common)
     return forms.CharField(
         min_length=q.min_length or None,
         max_length=TEXT_MAX,
@@ -73,9 +94,36 @@ class QuestionForm(forms.Form):
         self.questions = questions
         for q in questions:
             self.fields[q.key] = question_field(q)
+            if q.specify_option:  # "Prefer to self-describe" opens a text box
+                box = forms.CharField(
+                    label="Please describe",
+                    required=False,
+                    max_length=SPECIFY_MAX,
+                    strip=True,
+                    widget=forms.TextInput(attrs={"maxlength": SPECIFY_MAX}),
+                )
+                box.show_if = f"{q.key}={q.specify_option}"
+                self.fields[q.specify_key] = box
+
+    def clean(self):
+        data = super().clean()
+        for q in self.questions:
+            if not q.specify_option:
+                continue
+            if data.get(q.key) == q.specify_option:
+                if not data.get(q.specify_key):
+                    self.add_error(q.specify_key, "Please describe it in a few words, since you chose this.")
+            else:
+                data[q.specify_key] = ""  # a box filled, then another option chosen: not kept
+        return data
 
     def answers(self) -> list[Answer]:
-        return [answer_for(q, self.cleaned_data.get(q.key)) for q in self.questions]
+        answers = []
+        for q in self.questions:
+            answers.append(answer_for(q, self.cleaned_data.get(q.key)))
+            if q.specify_option and self.cleaned_data.get(q.key) == q.specify_option:
+                answers.append(Answer(key=q.specify_key, value=self.cleaned_data.get(q.specify_key) or ""))
+        return answers
 
 
 def answer_for(q: Question, value) -> Answer:

@@ -49,6 +49,16 @@ class Participant(models.Model):
     )
     started_at = models.DateTimeField()
     expires_at = models.DateTimeField(help_text="The place is released after this time.")
+    placed_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When a page first gave the participant a place (a dialogue, a claim, comparisons).",
+    )
+    place_idle = models.BooleanField(
+        default=False,
+        help_text="Took a place and has not answered since: the place is held PLACE_IDLE_MINUTES, "
+        "and the first answer extends it to the time limit.",
+    )
     finished_at = models.DateTimeField(null=True, blank=True)
     last_seen_at = models.DateTimeField()
     attention_failures = models.PositiveSmallIntegerField(default=0)
@@ -74,7 +84,10 @@ class Participant(models.Model):
                 fields=["study", "prolific_pid"], name="one_participant_per_pid_per_study"
             )
         ]
-        indexes = [models.Index(fields=["study", "status", "position"])]
+        indexes = [
+            models.Index(fields=["study", "status", "position"]),
+            models.Index(fields=["study", "prolific_session_id"], name="participant_session"),
+        ]
         permissions = [
             ("view_prolific_ids", "Can see Prolific ids in exports, reports and the API (else pseudonyms)")
         ]
@@ -105,6 +118,9 @@ class StepVisit(models.Model):
         ordering = ["participant", "position"]
         constraints = [models.UniqueConstraint(fields=["participant", "position"], name="one_visit_per_step")]
 
+    def __str__(self) -> str:
+        return f"Step {self.position} ({self.step_kind})"
+
 
 class Response(models.Model):
     """One answered item. Every step that asks something stores a row per item."""
@@ -124,6 +140,9 @@ class Response(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["participant", "position", "key"], name="one_answer_per_item")
         ]
+
+    def __str__(self) -> str:
+        return f"Step {self.position}: {self.key}"
 
 
 class Exclusion(models.Model):
@@ -231,3 +250,204 @@ class TextEntry(models.Model):
         if self.pasted_chars is None or not self.chars:
             return None
         return min(self.pasted_chars, self.chars) / self.chars
+
+
+# --- Prolific's API (participants/prolific.py) -------------------------------------------
+
+
+class ProlificStudy(models.Model):
+    """The study's counterpart on Prolific, run through the API: created as a draft by Rostrum
+    (or linked by the study's STUDY_ID), published, paused, stopped, and synced. The Prolific id
+    itself is `Study.prolific_study_id` (which the study link is checked against); this row holds
+    what Prolific says of it and what the draft was made with."""
+
+    study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="prolific")
+    internal_name = models.CharField(
+        max_length=100,
+        unique=True,
+        help_text="The draft's internal name on Prolific: finds a draft whose creation was cut short "
+        "before its id was saved, instead of creating a second one.",
+    )
+    status = models.CharField(
+        max_length=30,
+        blank=True,
+        help_text="Prolific's status of the study (UNPUBLISHED, ACTIVE, PAUSED, …).",
+    )
+    places = models.PositiveIntegerField(null=True, blank=True)
+    reward_cents = models.PositiveIntegerField(null=True, blank=True, help_text="Reward per place, in cents.")
+    maximum_minutes = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField()
+    synced_at = models.DateTimeField(null=True, blank=True, help_text="The last sync of its submissions.")
+    sync_error = models.CharField(
+        max_length=300, blank=True, help_text="Why the last sync failed, if it did."
+    )
+
+    class Meta:
+        verbose_name = "study on Prolific"
+        verbose_name_plural = "studies on Prolific"
+
+    def __str__(self) -> str:
+        return f"{self.study.slug} on Prolific ({self.status or 'being created'})"
+
+
+class ProlificSubmission(models.Model):
+    """A submission of the study on Prolific (its id is the participant's SESSION_ID), as the last
+    sync or webhook saw it, beside the participant it belongs to. Statuses are stored in one
+    spelling (`prolific.status_key`): Prolific has written them in several."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "ACTIVE", "ACTIVE"
+        AWAITING_REVIEW = "AWAITING_REVIEW", "AWAITING REVIEW"
+        APPROVED = "APPROVED", "APPROVED"
+        PARTIALLY_APPROVED = "PARTIALLY_APPROVED", "PARTIALLY APPROVED"
+        REJECTED = "REJECTED", "REJECTED"
+        RETURNED = "RETURNED", "RETURNED"
+        TIMED_OUT = "TIMED_OUT", "TIMED-OUT"
+        SCREENED_OUT = "SCREENED_OUT", "SCREENED OUT"
+        PROCESSING = "PROCESSING", "PROCESSING"
+        RESERVED = "RESERVED", "RESERVED"
+        UNKNOWN = "UNKNOWN", "UNKNOWN"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="prolific_submissions")
+    submission_id = models.CharField(max_length=64, unique=True)
+    prolific_pid = models.CharField(max_length=64)
+    participant = models.ForeignKey(
+        Participant, null=True, blank=True, on_delete=models.SET_NULL, related_name="prolific_submissions"
+    )
+    status = models.CharField(max_length=20, choices=Status.choices)
+    entered_code = models.CharField(max_length=64, blank=True, help_text="The code entered on Prolific.")
+    started_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    seen_at = models.DateTimeField(help_text="When Prolific last told us about it (sync or webhook).")
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    rejection_category = models.CharField(max_length=30, blank=True)
+    rejection_message = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["study", "-started_at", "id"]
+        indexes = [models.Index(fields=["study", "prolific_pid"], name="prolific_submission_pid")]
+
+    def __str__(self) -> str:
+        return f"{self.prolific_pid} ({self.get_status_display()} on Prolific)"
+
+
+class Bonus(models.Model):
+    """A bonus to a participant, recorded before it is sent to Prolific and never sent twice.
+
+    recorded → sending (claimed by a conditional UPDATE, committed before Prolific is called) →
+    sent, or failed (Prolific refused it, or it is known not to have been paid). A bonus left in
+    "sending" (a crash, a lost answer) is resolved by looking at Prolific's side (the submission's
+    bonus payments), never by paying again; see docs/decisions.md, "Prolific API"."""
+
+    class State(models.TextChoices):
+        RECORDED = "recorded", "Recorded, not sent"
+        SENDING = "sending", "Sending (or outcome unknown)"
+        SENT = "sent", "Sent to Prolific"
+        FAILED = "failed", "Failed (not paid)"
+
+    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="bonuses")
+    participant = models.ForeignKey(Participant, on_delete=models.PROTECT, related_name="bonuses")
+    submission_id = models.CharField(
+        max_length=64, help_text="The Prolific submission it is checked against."
+    )
+    amount_cents = models.PositiveIntegerField()
+    reason = models.CharField(max_length=200, blank=True)
+    request_key = models.CharField(
+        max_length=100, unique=True, help_text="One per form sent: a double click records nothing more."
+    )
+    state = models.CharField(max_length=10, choices=State.choices, default=State.RECORDED)
+    bulk_id = models.CharField(max_length=64, blank=True, help_text="Prolific's bulk bonus payment id.")
+    payments_before = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Bonus payments the submission had on Prolific before this one was paid.",
+    )
+    pay_started_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Set (and committed) just before the pay call: empty, it was never made.",
+    )
+    attempts = models.PositiveSmallIntegerField(default=0)
+    error = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    sending_at = models.DateTimeField(null=True, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "id"]
+        verbose_name_plural = "bonuses"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["participant"],
+                condition=models.Q(state="sending"),
+                name="one_bonus_sending_per_participant",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return (
+            f"{self.amount_cents / 100:.2f} to {self.participant.prolific_pid} ({self.get_state_display()})"
+        )
+
+
+# --- Two-stage studies on Prolific (participants/prolific_groups.py) -----------------------
+
+
+class ProlificGroup(models.Model):
+    """A screening group of a study (a `Participant.group` label) as a participant group on
+    Prolific: its completed, non-excluded participants, to publish a main study to."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="prolific_groups")
+    label = models.CharField(max_length=40, help_text="The screening group (e.g. mainstream, skeptical).")
+    prolific_group_id = models.CharField(
+        max_length=64, blank=True, help_text="The participant group's id on Prolific."
+    )
+    members = models.PositiveIntegerField(default=0, help_text="PROLIFIC_PIDs sent at the last update.")
+    updated_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "participant group on Prolific"
+        constraints = [
+            models.UniqueConstraint(fields=["study", "label"], name="one_prolific_group_per_label")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.label} of {self.study.slug}"
+
+
+class Recruitment(models.Model):
+    """Who a study takes on Prolific: a main study's source screening study (whose answers and group
+    are carried over at entry) and group; the sister studies whose participants it keeps out."""
+
+    study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="recruitment")
+    source = models.ForeignKey(
+        Study,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="fed_studies",
+        help_text="The screening study whose answers (by PROLIFIC_PID) are carried over at entry.",
+    )
+    group = models.ForeignKey(
+        ProlificGroup,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="Only participants of this group (Prolific's participant group allowlist).",
+    )
+    sisters = models.ManyToManyField(
+        Study,
+        blank=True,
+        related_name="+",
+        help_text="Participants of these studies are kept out (on Prolific and at entry here).",
+    )
+
+    def __str__(self) -> str:
+        return f"Recruitment of {self.study.slug}"

@@ -9,6 +9,10 @@ SQLite the IMMEDIATE transaction already holds the write lock), counts the place
 `places_held()`, and takes the least-filled candidates with `least_filled()`. Each design
 also describes its places as a `PlaceKind`, registered in its app's `ready()`, so that the
 flow engine can tell whether a returning participant may keep what they were given.
+
+A place taken by serving a page is held for PLACE_IDLE_MINUTES only until the participant's
+next answer (`participants.services.place_taken`): a place taken and not worked on is
+released soon, whatever the study's time limit.
 """
 
 from __future__ import annotations
@@ -152,3 +156,15 @@ def register(kind: PlaceKind) -> None:
 def places_kept(participant: Participant, now: datetime) -> bool:
     """Whether a participant back after their time limit keeps every place they hold."""
     return all(kind.kept(participant, now) for kind in _kinds.values())
+
+
+def place_held(participant: Participant) -> bool:
+    """Whether the participant holds a place of any kind (one query per kind, at most)."""
+    return any(kind.rows(participant).filter(participant=participant).exists() for kind in _kinds.values())
+
+
+def may_take_place(step_kind) -> bool:
+    """Whether serving a page of this step kind may hand out a place: every study design's
+    kinds may; the flow engine's own (participants.steps: consent, instructions,
+    questionnaires, attention checks, screening, debrief) never do."""
+    return not type(step_kind).__module__.startswith("participants.")

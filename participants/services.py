@@ -8,19 +8,20 @@ from __future__ import annotations
 
 import re
 import secrets
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.core import signing
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connections, router, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from participants import flags
+from participants import flags, limits
 from participants.models import Exclusion, Participant, Response, StepVisit
-from participants.places import lease_minutes, places_kept
+from participants.places import lease_minutes, may_take_place, place_held, places_kept
 from studies import registry
 from studies.models import Step, Study
 from studies.registry import StepContext, StepKind, StepOutcome, StepUnavailable
@@ -36,10 +37,22 @@ PILOT_SALT = "rostrum.participants.pilot"
 PILOT_TOKEN_MAX_AGE = 24 * 3600  # seconds: longer than any pilot run
 PILOT_STUDY_STATUSES = {Study.Status.DRAFT, Study.Status.LIVE}  # what a pilot may enter
 INVALID_LINK = "This link is not valid. Please open the study again from Prolific."
+TOO_FAST = (
+    "Many people are starting this study from your connection right now. Please wait a minute, "
+    "then reload this page."
+)
 
 
 class EntryError(Exception):
     """The study link cannot start a participant; the message is shown to the visitor."""
+
+
+class Throttled(EntryError):
+    """Too many entries or places from one client address: wait `retry_after` seconds."""
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(TOO_FAST)
+        self.retry_after = retry_after
 
 
 class StaleSubmission(Exception):
@@ -66,7 +79,19 @@ def entry_params(query: dict, *, study: Study) -> tuple[str, str, str]:
         values[name] = value
     if study.prolific_study_id and values["STUDY_ID"] != study.prolific_study_id.lower():
         raise EntryError("This link belongs to a different Prolific study.")
+    # Prolific gives every participant, study and submission an id of its own.
+    if study.prolific_study_id and values["SESSION_ID"] in (values["PROLIFIC_PID"], values["STUDY_ID"]):
+        raise EntryError(INVALID_LINK)
     return values["PROLIFIC_PID"], values["STUDY_ID"], values["SESSION_ID"]
+
+
+def entry_throttle(*, study: Study, client: str) -> None:
+    """Count a study-link entry from the client address `client`; past ENTRY_RATE_LIMITS raise
+    Throttled (and count the refusal for the overview's alert)."""
+    wait = limits.rate_hit("entry", client, settings.ENTRY_RATE_LIMITS)
+    if wait:
+        flags.refusal_count(study_id=study.pk)
+        raise Throttled(wait)
 
 
 def pilot_token(study: Study) -> str:
@@ -116,6 +141,8 @@ def participant_enter(
     allowed = PILOT_STUDY_STATUSES if is_pilot else {Study.Status.LIVE}
     if study.status not in allowed:
         raise EntryError("This study is not accepting participants at the moment.")
+    if study.prolific_study_id and not is_pilot and _session_taken(study, prolific_session_id):
+        raise EntryError(INVALID_LINK)  # one Prolific submission is one participant's
     try:
         with transaction.atomic():
             participant = Participant.objects.create(
@@ -130,6 +157,9 @@ def participant_enter(
                 user_agent=user_agent[:300],
                 is_pilot=is_pilot,
             )
+            from participants.prolific_groups import participant_admit  # it imports this module
+
+            participant_admit(participant=participant)  # sister studies refused; screening carried over
     except IntegrityError:
         existing = Participant.objects.get(study=study, prolific_pid=prolific_pid)
         if existing.is_pilot != is_pilot:
@@ -138,6 +168,12 @@ def participant_enter(
     if not is_pilot:
         study_lock(study=study)
     return participant
+
+
+def _session_taken(study: Study, session_id: str) -> bool:
+    return (
+        bool(session_id) and Participant.objects.filter(study=study, prolific_session_id=session_id).exists()
+    )
 
 
 def _participant_revisit(participant: Participant, session_id: str, now: datetime) -> Participant:
@@ -164,14 +200,40 @@ def participant_preview(*, study: Study) -> Participant:
 def participant_by_token(token: str) -> Participant | None:
     if not token or len(token) > 64:
         return None
-    try:  # .get(): the token is unique, so no ORDER BY (which .first() would add)
-        participant = Participant.objects.get(token=token)
-    except Participant.DoesNotExist:
+    participant = _participant_with_token(token)
+    if participant is None:
         return None
     # Previews see a step's new configuration at once; participants share a cached study.
     study = Study.objects.get(pk=participant.study_id) if participant.is_preview else None
     participant.study = study or study_cached(pk=participant.study_id)
     return participant
+
+
+_token_lookups: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _participant_with_token(token: str) -> Participant | None:
+    """`Participant.objects.filter(token=token).order_by()`, its SQL compiled once per database
+    connection: every participant request starts with this lookup, and compiling the query of
+    a 24-column row cost the server three times the CPU of running it (bench/arrivals)."""
+    alias = router.db_for_read(Participant)
+    connection = connections[alias]
+    compiled = _token_lookups.get(connection)
+    if compiled is None:
+        compiler = Participant.objects.filter(token=token).order_by().query.get_compiler(alias)
+        sql, _ = compiler.as_sql()
+        columns = [expression for expression, _, _ in compiler.select]
+        names = [column.target.attname for column in columns]
+        compiled = _token_lookups[connection] = (sql, names, compiler, compiler.get_converters(columns))
+    sql, names, compiler, converters = compiled
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [token])
+        rows = cursor.fetchall()
+    if len(rows) != 1:  # the token is unique: none, or the one
+        return None
+    if converters:
+        rows = list(compiler.apply_converters(rows, converters))
+    return Participant.from_db(alias, names, tuple(rows[0]))
 
 
 # --- The current step --------------------------------------------------------------------
@@ -202,8 +264,8 @@ def participant_resume(*, participant: Participant, now: datetime | None = None)
     if not expired or participant.is_preview:
         return participant
     with transaction.atomic():
-        if places_kept(participant, now):
-            expires = now + timedelta(minutes=lease_minutes(participant.study))
+        if participant.is_pilot or places_kept(participant, now):  # a pilot holds no place to lose
+            expires = now + _lease(participant)
             Participant.objects.filter(pk=participant.pk).update(
                 status=Status.ACTIVE, expires_at=expires, finished_at=None
             )
@@ -229,6 +291,65 @@ def step_shown(*, participant: Participant, now: datetime | None = None) -> None
     if participant.shown_at is None:
         rows.filter(shown_at__isnull=True).update(shown_at=now, last_seen_at=now)
         participant.shown_at = now
+
+
+# --- Places: taking one, and the idle lease ----------------------------------------------
+
+
+def _lease(participant: Participant) -> timedelta:
+    """The lease of a participant resumed after a time-out: the short idle lease for one who
+    took a place and never answered since, the time limit for everyone else."""
+    if participant.place_idle:
+        return timedelta(minutes=settings.PLACE_IDLE_MINUTES)
+    return timedelta(minutes=lease_minutes(participant.study))
+
+
+def place_pending(participant: Participant, kind: StepKind) -> bool:
+    """Whether this request may give the participant their first place: a real participant
+    who has none yet, at a page of a study design's kind (the flow engine's own kinds hand
+    out none) that has not been served yet (a refresh takes nothing new)."""
+    return (
+        participant.placed_at is None
+        and participant.served_at is None
+        and not participant.is_preview
+        and not participant.is_pilot
+        and may_take_place(kind)
+    )
+
+
+def place_throttle(*, participant: Participant, client: str) -> None:
+    """Count a place-taking from the client address `client`; past PLACE_RATE_LIMITS raise
+    Throttled (the page is not served, so nothing is taken)."""
+    wait = limits.rate_hit("place", client, settings.PLACE_RATE_LIMITS)
+    if wait:
+        flags.refusal_count(study_id=participant.study_id)
+        raise Throttled(wait)
+
+
+def place_taken(*, participant: Participant, now: datetime, answered: bool = False) -> None:
+    """After a request that may have given the participant their first place (see
+    `place_pending`): if it did, record when. A place taken by serving a page is held for
+    PLACE_IDLE_MINUTES only, until the participant's next accepted answer (`step_submit`)
+    extends it to the time limit; one taken by an answer is held at once."""
+    if not place_held(participant):
+        return
+    changes: dict = {"placed_at": now}
+    if not answered:
+        idle_end = now + timedelta(minutes=settings.PLACE_IDLE_MINUTES)
+        changes.update(place_idle=True, expires_at=min(participant.expires_at, idle_end))
+    if Participant.objects.filter(pk=participant.pk, placed_at__isnull=True).update(**changes):
+        for name, value in changes.items():
+            setattr(participant, name, value)
+
+
+def _place_worked(participant: Participant, now: datetime) -> None:
+    """The first accepted answer after taking a place: held until the time limit's end (from
+    the start, or from now for one resumed after their time limit)."""
+    limit = timedelta(minutes=lease_minutes(participant.study))
+    end = participant.started_at + limit
+    expires = max(participant.expires_at, end if end > now else now + limit)
+    Participant.objects.filter(pk=participant.pk).update(place_idle=False, expires_at=expires)
+    participant.place_idle, participant.expires_at = False, expires
 
 
 @dataclass(frozen=True)
@@ -275,6 +396,8 @@ def step_submit(
                 raise StaleSubmission()
         elif not current.update(position=step.position + 1, shown_at=now, last_seen_at=now, served_at=None):
             raise StaleSubmission()
+        if participant.place_idle:
+            _place_worked(participant, now)
         ctx = step_context(participant, step, now)
         ctx.timing = timing
         outcome = kind.submit(ctx, form)
@@ -286,6 +409,7 @@ def step_submit(
             served_at=participant.served_at,
             started_at=participant.shown_at,
             now=now,
+            answers=ctx.extra.get(RECORDED, []),
         )
         flags.flags_record(page=page, evidence=evidence or flags.Evidence())
         participant.served_at = None  # the next page is a new one: it must be served to be seen
@@ -356,6 +480,9 @@ class Answer:
     passed: bool | None = None
 
 
+RECORDED = "recorded_answers"  # ctx.extra: the (key, value) pairs stored by this submission
+
+
 def responses_record(*, ctx: StepContext, answers: Iterable[Answer]) -> list[Response]:
     rows = [
         Response(
@@ -371,7 +498,10 @@ def responses_record(*, ctx: StepContext, answers: Iterable[Answer]) -> list[Res
         )
         for a in answers
     ]
-    return Response.objects.bulk_create(rows)
+    created = Response.objects.bulk_create(rows)
+    # What this submission stored, for its flags (`flags_record` matches free text to keys).
+    ctx.extra.setdefault(RECORDED, []).extend((row.key, row.value) for row in created)
+    return created
 
 
 def attention_failures_add(*, ctx: StepContext, failures: int, detail: str) -> StepOutcome | None:

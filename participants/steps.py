@@ -11,6 +11,7 @@ from participants.forms import QuestionForm
 from participants.models import Participant
 from participants.services import Answer, attention_failures_add, responses_record
 from studies.registry import StepContext, StepKind, StepOutcome
+from studies.rows import RowsField
 
 
 class ConsentConfig(forms.Form):
@@ -168,6 +169,46 @@ def key_list(text: str) -> list[str]:
     return [k.strip() for k in text.replace("\n", ",").split(",") if k.strip()]
 
 
+class GroupRow(forms.Form):
+    """A screening group as a row of the step's form: its label and the range of mean scores."""
+
+    label = forms.RegexField(
+        r"^[a-z][a-z0-9_-]{0,39}$",
+        error_messages={"invalid": "Use a lowercase letter, then letters, digits, '-' or '_' (max 40)."},
+    )
+    low = forms.DecimalField(max_digits=9, decimal_places=4, label="From (mean score)")
+    high = forms.DecimalField(max_digits=9, decimal_places=4, label="To (inclusive)")
+
+    def clean(self):
+        data = super().clean()
+        if data.get("low") is not None and data.get("high") is not None and data["low"] > data["high"]:
+            self.add_error("high", "The low end is above the high end.")
+        return data
+
+
+def groups_rows(text: str) -> list[dict]:
+    """The stored lines as rows; a line that does not parse is kept as a label, to correct."""
+    rows = []
+    for line in (text or "").splitlines():
+        match = GROUP_LINE.match(line)
+        if match:
+            rows.append({"label": match.group(1), "low": match.group(2), "high": match.group(3)})
+        elif line.strip():
+            rows.append({"label": line.strip(), "low": "", "high": ""})
+    return rows
+
+
+def groups_text(rows: list[dict]) -> str:
+    """Rows back to the stored lines, 'label: low - high' (the step's configuration format)."""
+    return "\n".join(f"{r['label']}: {r['low'].normalize():f} - {r['high'].normalize():f}" for r in rows)
+
+
+def groups_check(rows: list[dict]) -> list[str]:
+    labels = [r["label"] for r in rows]
+    twice = sorted({label for label in labels if labels.count(label) > 1})
+    return [f"The group {label!r} appears twice." for label in twice]
+
+
 class ScreeningConfig(forms.Form):
     intro = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
     score_items = forms.CharField(
@@ -176,10 +217,15 @@ class ScreeningConfig(forms.Form):
     reverse_items = forms.CharField(
         required=False, help_text="Keys among those whose Likert scale is reversed before averaging."
     )
-    groups = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 4}),
-        help_text="One group per line on the mean score, bounds inclusive, e.g. 'mainstream: 1 - 2.5' and "
-        "'skeptical: 3.5 - 5'. A score in no group is ineligible: the participant leaves with the "
+    groups = RowsField(
+        GroupRow,
+        to_rows=groups_rows,
+        from_rows=groups_text,
+        check=groups_check,
+        item="group",
+        add_label="Add a group",
+        help_text="The groups on the mean score, bounds inclusive (e.g. mainstream from 1 to 2.5, "
+        "skeptical from 3.5 to 5). A score in no group is ineligible: the participant leaves with the "
         "screened-out code.",
     )
     button_label = forms.CharField(max_length=100, initial="Continue")

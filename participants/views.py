@@ -11,7 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from participants import flags, services
+from participants import flags, limits, services
 from participants.models import Participant
 from studies.models import FAILED_CHECK_MESSAGE, SCREENED_OUT_MESSAGE, Study
 from studies.registry import StepUnavailable
@@ -59,6 +59,8 @@ def enter(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         pid, study_id, session_id = services.entry_params(request.GET, study=study)
         is_pilot = services.entry_pilot(request.GET, study=study)
+        if not is_pilot:  # pilots come from one machine, with a token only the pilot command has
+            services.entry_throttle(study=study, client=limits.request_address(request))
         participant = services.participant_enter(
             study=study,
             prolific_pid=pid,
@@ -67,10 +69,18 @@ def enter(request: HttpRequest, slug: str) -> HttpResponse:
             user_agent=request.headers.get("User-Agent", ""),
             is_pilot=is_pilot,
         )
+    except services.Throttled as slow:
+        return too_fast(request, slow)
     except services.EntryError as error:
         context = {"study": study, "message": str(error)}
         return render(request, "participants/entry_error.html", context, status=400)
     return redirect("step", token=participant.token)
+
+
+def too_fast(request: HttpRequest, slow: services.Throttled) -> HttpResponse:
+    response = render(request, "participants/too_fast.html", {"message": str(slow)}, status=429)
+    response["Retry-After"] = str(slow.retry_after)
+    return response
 
 
 @staff_member_required
@@ -93,8 +103,22 @@ def step(request: HttpRequest, token: str) -> HttpResponse:
         return finished(request, participant)
     kind = services.kind_for(current)
     ctx = services.step_context(participant, current)
+    pending = services.place_pending(participant, kind)
+    if pending:
+        try:
+            services.place_throttle(participant=participant, client=limits.request_address(request))
+        except services.Throttled as slow:
+            return too_fast(request, slow)
     if request.method == "POST":
-        return submit(request, participant, current, kind, ctx)
+        response = submit(request, participant, current, kind, ctx)
+    else:
+        response = show(request, participant, kind, ctx)
+    if pending:  # the page, or the answer to a page never served, may have given a place
+        services.place_taken(participant=participant, now=ctx.now, answered=request.method == "POST")
+    return response
+
+
+def show(request, participant, kind, ctx) -> HttpResponse:
     services.step_shown(participant=participant, now=ctx.now)
     try:
         form = kind.build_form(ctx)

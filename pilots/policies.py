@@ -10,7 +10,10 @@ The LLM policy sends the page as a person sees it (`pilots.pages`) through `deba
 (the model `--model` names); the answer must be a JSON object of the fields' values that
 fits the form (validated against a JSON schema built from the form); an invalid answer is
 asked again once with the problem, then the scripted answer is used and recorded as a
-fallback. Every call is kept in the policy's `calls` for the pilot's summary.
+fallback. Every call is kept in the policy's `calls` for the pilot's summary. How a request
+reaches the model is the policy's `complete`: straight through `debates.llm` (recorded by
+`record`) for `manage.py pilot`, or through a job item's budgeted, logged calls for the
+"pilot" job kind (`pilots.jobs`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import asyncio
 import json
 import random
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from debates import llm
@@ -28,6 +32,7 @@ if TYPE_CHECKING:
     from pilots.walker import SimulatedParticipant
 
 TASK = "pilot_page"  # the offline backend's hint task (pilots.offline)
+Complete = Callable[[llm.LLMRequest], llm.LLMResult]  # a request to the model, its answer
 FILLER = [
     "I compared the reasons each side gave and how well they fit the facts described.",
     "The stronger side explained the timeline and answered the objections more directly.",
@@ -138,9 +143,18 @@ class LLMPolicy(ScriptedPolicy):
 
     name = "llm"
 
-    def __init__(self, model: str, *, temperature: float = 0.0, max_tokens: int = 600, record=None) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        temperature: float = 0.0,
+        max_tokens: int = 600,
+        record=None,
+        complete: Complete | None = None,
+    ) -> None:
         self.model, self.temperature, self.max_tokens = model, temperature, max_tokens
         self.record = record  # called with (request, result, error) for the call log, or None
+        self.complete = complete or self._direct  # the model's answer (raises llm.LLMError)
         self.calls: list[dict] = []
         self.lock = threading.Lock()
 
@@ -181,14 +195,21 @@ class LLMPolicy(ScriptedPolicy):
             hint={"task": TASK, "page": form.text, "fields": form.describe(), "attentive": person.attentive},
         )
         try:
+            return self.complete(request).text
+        except llm.LLMError:
+            return None  # recorded by `complete`; the scripted answer is used
+
+    def _direct(self, request: llm.LLMRequest) -> llm.LLMResult:
+        """Straight through `debates.llm` (in this thread), recorded by `record`."""
+        try:
             result = asyncio.run(llm.complete(request))
         except llm.LLMError as error:
             if self.record:
                 self.record(request, None, error)
-            return None
+            raise
         if self.record:
             self.record(request, result, None)
-        return result.text
+        return result
 
     def _note(self, person: SimulatedParticipant, form: StepForm, what: str, problem: str) -> None:
         note = {"pid": person.pid, "position": form.position, "title": form.title, "kind": form.kind}
@@ -198,13 +219,23 @@ class LLMPolicy(ScriptedPolicy):
             self.calls.append(note)
 
 
-def policy_named(name: str, *, model: str = "", record=None) -> ScriptedPolicy:
+def policy_named(
+    name: str,
+    *,
+    model: str = "",
+    record=None,
+    complete: Complete | None = None,
+    temperature: float = 0.0,
+    max_tokens: int = 600,
+) -> ScriptedPolicy:
     if name == "scripted":
         return ScriptedPolicy()
     if name == "llm":
         if not model:
             raise ValueError("the llm policy needs a model (--model)")
-        return LLMPolicy(model, record=record)
+        return LLMPolicy(
+            model, temperature=temperature, max_tokens=max_tokens, record=record, complete=complete
+        )
     raise ValueError(f"unknown policy {name!r}: use scripted or llm")
 
 
@@ -212,3 +243,8 @@ def seeded(seed: int, n: int) -> list[random.Random]:
     """The participants' generators: the same seed gives the same temperaments and answers."""
     root = random.Random(seed)
     return [random.Random(root.getrandbits(64)) for _ in range(n)]
+
+
+def seeded_one(seed: int, n: int) -> random.Random:
+    """The `n`-th (1, 2, …) participant's generator of `seeded(seed, …)`: a job item's."""
+    return seeded(seed, n)[n - 1]

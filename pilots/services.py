@@ -4,8 +4,18 @@ report is computed on their data only, with the pages where they got stuck or fa
 The walk goes through the server only (`pilots.walker`): the link carries a pilot token
 signed with the server's SECRET_KEY (`participants.services.pilot_token`), so the server
 marks them as pilots (never holding a place, left out of the real data) and lets them into a
-draft study. The database is read only after the walk: which pilots ended how, which of
-their check answers failed, and the report (`analysis.reports.analyze_study(pilots=...)`).
+draft study. The database is read only after the walk: each pilot's record (`pilot_record`:
+how it ended, its status, exclusions and failed checks), the pages where they got stuck or
+failed checks (`problems_in`, from the records) and the report
+(`analysis.reports.analyze_study(pilots=...)`).
+
+`manage.py pilot` runs the whole pilot here (`run_pilot`); the "pilot" job kind
+(`pilots.jobs`) walks one simulated participant per item (`participant_walk`) and keeps its
+record as the item's result, so both find the same problems from the same records.
+
+A pilot's exclusion for reading speed is expected, not a problem of the study's pages: a
+simulated participant answers at once, and the server times the dialogue page itself
+(EXPECTED_EXCLUSIONS; docs/decisions.md, "Pilots").
 """
 
 from __future__ import annotations
@@ -27,7 +37,7 @@ from debates.models import Comparison, LLMCall
 from participants.models import Exclusion, Participant, Response
 from participants.services import pilot_token
 from pilots.policies import ScriptedPolicy, policy_named, seeded
-from pilots.walker import Outcome, SimulatedParticipant
+from pilots.walker import Outcome, SimulatedParticipant, Stuck
 from studies.models import Study
 from studies.services import study_steps
 
@@ -43,14 +53,58 @@ class Problem:
     failed_checks: int = 0  # failed check answers on it
     reasons: dict[str, int] = field(default_factory=dict)  # why, with counts
 
+    def where(self) -> str:
+        return f"step {self.position} {self.title!r} ({self.kind})"
+
+    def why(self) -> str:
+        return "; ".join(f"{reason} ×{n}" for reason, n in sorted(self.reasons.items()))
+
     def line(self) -> str:
         parts = []
         if self.stuck:
             parts.append(f"{self.stuck} stuck")
         if self.failed_checks:
             parts.append(f"{self.failed_checks} failed check{'s' if self.failed_checks > 1 else ''}")
-        why = "; ".join(f"{reason} ×{n}" for reason, n in sorted(self.reasons.items()))
-        return f"step {self.position} {self.title!r} ({self.kind}): {', '.join(parts)} — {why}"
+        return f"{self.where()}: {', '.join(parts)} — {self.why()}"
+
+
+# Exclusions every pilot may get by design, with why: never a problem of the study's pages.
+EXPECTED_EXCLUSIONS = {
+    Exclusion.Reason.WPM: (
+        "expected of pilots: they answer at once instead of reading, and the server times the "
+        "dialogue page itself, so they read 'too fast' for the study's cap"
+    ),
+}
+
+
+# Checks that pilots fail by chance, by design, with why (their failures are still listed).
+EXPECTED_FAILURES = {
+    "recall": "expected of pilots now and then: they keep no memory of the debate, so they guess",
+}
+
+
+def failed_reason(key: str) -> str:
+    """'failed check attention_1', saying why when pilots fail that check by design."""
+    why = EXPECTED_FAILURES.get(key)
+    return f"failed check {key} ({why})" if why else f"failed check {key}"
+
+
+def exclusions_text(exclusions: dict[str, int]) -> str:
+    """'wpm ×3 (expected of pilots: …)': the pilots' exclusions by reason, the expected ones
+    saying why."""
+    return "; ".join(
+        f"{reason} ×{n}" + (f" ({EXPECTED_EXCLUSIONS[reason]})" if reason in EXPECTED_EXCLUSIONS else "")
+        for reason, n in sorted(exclusions.items())
+    )
+
+
+def tally(records: list[dict]) -> dict[str, dict[str, int]]:
+    """The pilots' endings (their codes, or "stuck"), statuses and active exclusions, counted."""
+    return {
+        "endings": dict(Counter(r["code"] or "stuck" for r in records)),
+        "statuses": dict(Counter(r["status"] or "never entered" for r in records)),
+        "exclusions": dict(Counter(reason for r in records for reason in r["exclusions"])),
+    }
 
 
 @dataclass
@@ -62,6 +116,7 @@ class PilotResult:
     endings: dict[str, int]
     statuses: dict[str, int]
     exclusions: dict[str, int] = field(default_factory=dict)  # active exclusions of the pilots, by reason
+    records: list[dict] = field(default_factory=list)  # each pilot's `pilot_record`
     report_dir: Path | None = None
     report_error: str = ""
     notes: list[dict] = field(default_factory=list)
@@ -74,6 +129,7 @@ class PilotResult:
             "endings": self.endings,
             "statuses": self.statuses,
             "exclusions": self.exclusions,
+            "expected_exclusions": {r: why for r, why in EXPECTED_EXCLUSIONS.items() if r in self.exclusions},
             "problems": [asdict(p) for p in self.problems],
             "outcomes": [
                 {**asdict(o), "stuck": asdict(o.stuck) if o.stuck else None, "code": o.code}
@@ -106,17 +162,10 @@ def walk(
     token = pilot_token(study)
 
     def one(rng) -> Outcome:
-        person = SimulatedParticipant(
-            base_url,
-            study.slug,
-            rng,
-            policy,
-            pilot_token=token,
-            study_id=study.prolific_study_id,
-            attentive=attentive,
-        )
         try:
-            outcome = person.run()
+            outcome = participant_walk(
+                study, base_url=base_url, rng=rng, policy=policy, token=token, attentive=attentive
+            )
         finally:
             close_old_connections()  # the LLM policy's call log writes from this thread
         if progress:
@@ -127,9 +176,71 @@ def walk(
         return list(pool.map(one, seeded(seed, participants)))
 
 
-def problems_of(study: Study, outcomes: list[Outcome], pilots: list[Participant]) -> list[Problem]:
-    """Where the pilots got stuck (from their walks) and failed checks (their stored answers)."""
-    steps = {s.position: s for s in study_steps(study)}
+def participant_walk(
+    study: Study,
+    *,
+    base_url: str,
+    rng,
+    policy: ScriptedPolicy,
+    token: str,
+    attentive: float = 0.9,
+    pid: str = "",
+) -> Outcome:
+    """One simulated participant's walk through the study (no database: the server only); a
+    `pid` walked before resumes that participant where it was."""
+    person = SimulatedParticipant(
+        base_url,
+        study.slug,
+        rng,
+        policy,
+        pilot_token=token,
+        study_id=study.prolific_study_id,
+        attentive=attentive,
+        pid=pid,
+    )
+    return person.run()
+
+
+def pilot_record(study: Study, outcome: Outcome) -> dict:
+    """One pilot's walk and what the server stored of it, as JSON: how it ended, its pages,
+    where it got stuck, its status (empty if it never entered), its active exclusions and the
+    checks it failed (with the step's position)."""
+    participant = Participant.objects.filter(study=study, is_pilot=True, prolific_pid=outcome.pid).first()
+    exclusions: list[str] = []
+    failed: list[dict] = []
+    if participant is not None:
+        exclusions = list(
+            Exclusion.objects.filter(participant=participant, revoked_at__isnull=True)
+            .order_by("pk")
+            .values_list("reason", flat=True)
+        )
+        answers = Response.objects.filter(participant=participant, is_check=True, passed=False)
+        failed = [
+            {"position": p, "reason": failed_reason(key)} for p, key in answers.values_list("position", "key")
+        ]
+        comparisons = Comparison.objects.filter(participant=participant, is_check=True, check_passed=False)
+        failed += [
+            {"position": p, "reason": "failed comparison check"}
+            for p in comparisons.values_list("position", flat=True)
+        ]
+    return {
+        "pid": outcome.pid,
+        "participant": participant.pk if participant else None,
+        "ending": outcome.ending,
+        "code": outcome.code,
+        "pages": outcome.pages,
+        "stuck": asdict(outcome.stuck) if outcome.stuck else None,
+        "status": participant.status if participant else "",
+        "exclusions": exclusions,
+        "failed_checks": failed,
+        "notes": outcome.notes,
+    }
+
+
+def problems_in(study: Study | None, records: list[dict]) -> list[Problem]:
+    """Where the pilots got stuck (from their walks) and failed checks (their stored answers),
+    from their records; the steps' titles and kinds from the study as it is now."""
+    steps = {s.position: s for s in study_steps(study)} if study is not None else {}
     found: dict[int | str, Problem] = {}
 
     def at(position: int | str, title: str = "", kind: str = "") -> Problem:
@@ -139,23 +250,16 @@ def problems_of(study: Study, outcomes: list[Outcome], pilots: list[Participant]
             found[key] = Problem(key, step.title if step else title, step.kind if step else kind)
         return found[key]
 
-    for outcome in outcomes:
-        if outcome.stuck is not None:
-            problem = at(outcome.stuck.position, outcome.stuck.title, outcome.stuck.kind)
+    for record in records:
+        if record["stuck"]:
+            stuck = Stuck(**record["stuck"])
+            problem = at(stuck.position, stuck.title, stuck.kind)
             problem.stuck += 1
-            reason = outcome.stuck.reason
-            problem.reasons[reason] = problem.reasons.get(reason, 0) + 1
-    failed = Response.objects.filter(participant__in=pilots, is_check=True, passed=False)
-    for position, key in failed.values_list("position", "key"):
-        problem = at(position)
-        problem.failed_checks += 1
-        reason = f"failed check {key}"
-        problem.reasons[reason] = problem.reasons.get(reason, 0) + 1
-    comparisons = Comparison.objects.filter(participant__in=pilots, is_check=True, check_passed=False)
-    for (position,) in comparisons.values_list("position"):
-        problem = at(position)
-        problem.failed_checks += 1
-        problem.reasons["failed comparison check"] = problem.reasons.get("failed comparison check", 0) + 1
+            problem.reasons[stuck.reason] = problem.reasons.get(stuck.reason, 0) + 1
+        for check in record["failed_checks"]:
+            problem = at(check["position"])
+            problem.failed_checks += 1
+            problem.reasons[check["reason"]] = problem.reasons.get(check["reason"], 0) + 1
     return sorted(found.values(), key=lambda p: (not isinstance(p.position, int), p.position))
 
 
@@ -196,30 +300,25 @@ def run_pilot(
         attentive=attentive,
         progress=progress,
     )
-    pilots = list(
-        Participant.objects.filter(study=study, is_pilot=True, prolific_pid__in=[o.pid for o in outcomes])
-    )
+    records = [pilot_record(study, outcome) for outcome in outcomes]
+    counted = tally(records)
     result = PilotResult(
         study=study.slug,
         policy=policy,
         outcomes=outcomes,
-        problems=problems_of(study, outcomes, pilots),
-        endings=dict(Counter(o.code or "stuck" for o in outcomes)),
-        statuses=dict(Counter(p.status for p in pilots)),
-        exclusions=dict(
-            Counter(
-                Exclusion.objects.filter(participant__in=pilots, revoked_at__isnull=True).values_list(
-                    "reason", flat=True
-                )
-            )
-        ),
+        problems=problems_in(study, records),
+        endings=counted["endings"],
+        statuses={status: n for status, n in counted["statuses"].items() if status != "never entered"},
+        exclusions=counted["exclusions"],
+        records=records,
         notes=list(getattr(chosen, "calls", [])),
     )
+    pilots = [r["participant"] for r in records if r["participant"]]
     folder = out or default_out(study)
     folder.mkdir(parents=True, exist_ok=True)
     if report:
         try:
-            analyze_study(study, folder, pilots=[p.pk for p in pilots])
+            analyze_study(study, folder, pilots=pilots)
         except Exception as error:  # the pilot's findings are kept; the report says why it failed
             result.report_error = f"{type(error).__name__}: {error}"
     result.report_dir = folder

@@ -11,8 +11,10 @@ websocket that never ends, or a study that never ends is recorded as where it go
 
 from __future__ import annotations
 
+import html
 import json
 import random
+import re
 import secrets
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -26,10 +28,10 @@ from pilots.pages import StepForm, default_answers, parse_step
 MAX_PAGES = 60  # pages of one participant before the study counts as never ending
 MAX_TRIES = 3  # submissions of the same page before it counts as never letting them on
 WS_TIMEOUT = 180.0  # seconds without a message before a websocket counts as never ending
-WS_MESSAGES = 5000
-USER_AGENT = (
-    "Rostrum-pilot/1 (a simulated participant)"  # messages on one websocket before it counts as never ending
-)
+WS_MESSAGES = 5000  # messages on one websocket before it counts as never ending
+USER_AGENT = "Rostrum-pilot/1 (a simulated participant)"
+UNREACHABLE = "the server did not answer"
+EXIT_LINK = re.compile(r'href="([^"]*[?&;]cc=[^"]*)"')  # a link back to Prolific with the code
 
 
 class Policy(Protocol):
@@ -56,7 +58,7 @@ class Stuck:
 @dataclass
 class Outcome:
     pid: str
-    ending: str = ""  # the Prolific URL (with the code), "finished page", or "" when stuck
+    ending: str = ""  # the Prolific URL (with the code), "finished page" (no code), or "" when stuck
     stuck: Stuck | None = None
     pages: int = 0
     notes: list[dict] = field(default_factory=list)  # what the policy recorded (fallbacks, …)
@@ -73,8 +75,9 @@ class WalkStopped(Exception):
 
 
 class SimulatedParticipant:
-    """One simulated participant: a cookie jar, a seeded temperament, Prolific-shaped ids and,
-    for a pilot, the study link's signed pilot token."""
+    """One simulated participant: a cookie jar, a seeded temperament, Prolific-shaped ids (a
+    given `pid` comes back as the same participant) and, for a pilot, the study link's signed
+    pilot token."""
 
     def __init__(
         self,
@@ -87,12 +90,13 @@ class SimulatedParticipant:
         study_id: str = "",
         attentive: float = 0.9,
         timeout: float = 60,
+        pid: str = "",
     ) -> None:
         self.base, self.slug, self.rng, self.policy = base_url.rstrip("/"), slug, rng, policy
         self.http = httpx.Client(
             base_url=self.base, follow_redirects=False, timeout=timeout, headers={"User-Agent": USER_AGENT}
         )
-        self.pid = secrets.token_hex(12)
+        self.pid = pid or secrets.token_hex(12)
         self.study_id = study_id or secrets.token_hex(12)
         self.pilot_token = pilot_token
         self.attentive = rng.random() < attentive
@@ -114,7 +118,7 @@ class SimulatedParticipant:
         except WalkStopped as stopped:
             self.outcome.stuck = stopped.stuck
         except (httpx.HTTPError, OSError) as error:
-            self.outcome.stuck = self._stuck(f"the server did not answer: {type(error).__name__}: {error}")
+            self.outcome.stuck = self._stuck(f"{UNREACHABLE}: {type(error).__name__}: {error}")
         finally:
             self.close()
         return self.outcome
@@ -142,8 +146,9 @@ class SimulatedParticipant:
             form = self.form = parse_step(page.text)
             if page.status_code != 200:
                 raise WalkStopped(self._stuck(f"error page {page.status_code}"))
-            if not form.position:
-                return "finished page"
+            if not form.position:  # the last page: its link to Prolific carries the code
+                link = EXIT_LINK.search(page.text)
+                return html.unescape(link.group(1)) if link else "finished page"
             here = (form.position, form.hidden.get("_phase"), form.hidden.get("_item"), form.title)
             tries[here] = tries.get(here, 0) + 1
             if tries[here] > MAX_TRIES:

@@ -20,6 +20,15 @@ ensure_chromium() {
   command -v chromium >/dev/null || die "chromium is missing"
 }
 
+ensure_nginx() {
+  if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
+    say "installing Debian's nginx for the scale-out tests (tests/deploy)"
+    as_root apt-get update -qq || die "apt-get update failed"
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq nginx >/dev/null || die "could not install nginx"
+  fi
+  command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || die "nginx is missing"
+}
+
 ensure_postgres() {
   if ! pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then
     say "starting PostgreSQL"
@@ -45,6 +54,7 @@ ensure_redis() {
 
 [ -x "$BIN/pytest" ] || die "the virtual environment is missing: run 'make test'"
 ensure_chromium
+ensure_nginx
 ensure_postgres
 ensure_redis
 
@@ -58,6 +68,9 @@ say "embedded default: SQLite, in-memory channel layer, eager tasks"
 env -u DATABASE_URL -u REDIS_URL $BIN/pytest -q -m "not postgres and not redis" "$@"
 
 say "production path: PostgreSQL, Redis, Celery, ASGI server, Chromium"
+# DEBUG=1: with DATABASE_URL set, DEBUG is otherwise off and a SECRET_KEY required (the
+# tests themselves run with DEBUG off either way: pytest-django sees to it).
+DEBUG=1 \
 DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/rostrum}" \
 REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:6379/15}" \
   $BIN/pytest -q "$@"

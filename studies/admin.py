@@ -14,7 +14,8 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from studies import registry
+from studies import admin_home, registry
+from studies.completion import completion_codes, study_url
 from studies.models import Question, Step, Study
 from studies.services import (
     StudyLocked,
@@ -35,18 +36,48 @@ study_columns: list = []
 study_links: list = []
 study_urls: list = []
 
+# The admin's home in the order of the experimenter's work (studies first).
+admin_home.install(admin.site)
+
+
+class StepRowForm(forms.ModelForm):
+    """A step's row in the study page. Its position is not typed: the row's place in the table
+    is its position (moved with the ↑ ↓ buttons, static/js/steps_order.js); a new row without
+    one goes last."""
+
+    position = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=1)
+
+    class Meta:
+        model = Step
+        fields = ["position", "kind", "title"]
+
 
 class StepInline(admin.TabularInline):
     model = Step
-    fields = ["position", "kind", "title", "configure"]
-    readonly_fields = ["configure"]
+    form = StepRowForm
+    fields = ["position", "order", "kind", "title", "configure"]
+    readonly_fields = ["order", "configure"]
     extra = 0
     ordering = ["position"]
+    verbose_name_plural = "Steps, in the order participants meet them (move them with ↑ and ↓, then save)"
+
+    class Media:
+        js = ["js/steps_order.js"]
 
     def formfield_for_dbfield(self, db_field, request, **kwargs):
         if db_field.name == "kind":
             return forms.ChoiceField(choices=registry.choices(), label="Kind")
         return super().formfield_for_dbfield(db_field, request, **kwargs)
+
+    @admin.display(description="Order")
+    def order(self, step: Step) -> str:
+        return format_html(
+            '<span class="rostrum-order"><button type="button" class="button rostrum-move" data-move="up" '
+            'title="Move up" aria-label="Move {} up">↑</button> <button type="button" class="button '
+            'rostrum-move" data-move="down" title="Move down" aria-label="Move {} down">↓</button></span>',
+            step.title or "this step",
+            step.title or "this step",
+        )
 
     @admin.display(description="Configuration")
     def configure(self, step: Step) -> str:
@@ -90,6 +121,9 @@ class StudyAdmin(admin.ModelAdmin):
     list_filter = ["status"]
     search_fields = ["title", "slug"]
     readonly_fields = ["locked_at", "entered_at", "snapshot_sha256", "snapshot_at", "design_problems"]
+
+    class Media:
+        js = ["js/copy.js"]
 
     def get_readonly_fields(self, request, obj=None):
         """Once the study is frozen (live, or taken), what it froze cannot change here."""
@@ -152,10 +186,20 @@ class StudyAdmin(admin.ModelAdmin):
         view = self.admin_site.admin_view(self.instrument_view)
         name = "studies_study_instrument"
         extra += [
+            path("how-to/", self.admin_site.admin_view(self.how_to_view), name="studies_study_how_to"),
             path("<int:study_id>/instrument/", view, {"suffix": "/"}, name=name),
             path("<int:study_id>/instrument.json", view, {"suffix": ".json"}, name=f"{name}_json"),
         ]
         return extra + super().get_urls()
+
+    def how_to_view(self, request):
+        """A short guide from an empty admin to paid participants, linked from the admin home."""
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": Study._meta,
+            "title": "How to run a study",
+        }
+        return TemplateResponse(request, "admin/rostrum/how_to_run.html", context)
 
     def instrument_view(self, request, study_id: int, suffix: str):
         """The frozen snapshot: readable (`/`) or as JSON (`.json`), what exactly participants
@@ -200,10 +244,30 @@ class StudyAdmin(admin.ModelAdmin):
             return "No problems found: the study can go live."
         return format_html("<ul>{}</ul>", format_html_join("", "<li>{}</li>", ((p,) for p in problems)))
 
+    def save_model(self, request, obj, form, change):
+        # A new status goes through the service (going live freezes the study: snapshot, hash,
+        # lock), after the steps and the rest of the page are saved (save_related).
+        if change and "status" in form.changed_data:
+            obj._status_wanted = obj.status
+            obj.status = form.initial.get("status") or Study.Status.DRAFT
+        super().save_model(request, obj, form, change)
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        wanted = getattr(form.instance, "_status_wanted", None)
+        if wanted:
+            try:
+                study_set_status(study=form.instance, status=wanted)
+            except ValueError as error:
+                self.message_user(request, str(error), messages.ERROR)
+
     def save_formset(self, request, form, formset, change):
         if formset.model is not Step:
             return super().save_formset(request, form, formset, change)
         saved = formset.save(commit=False)
+        last = Step.objects.filter(study=form.instance).count()
+        for offset, step in enumerate(s for s in saved if s.position is None):
+            step.position = last + offset + 1
         if saved or formset.deleted_objects:
             steps_arrange(study=form.instance, saved=saved, deleted=formset.deleted_objects)
 
@@ -214,7 +278,12 @@ class StudyAdmin(admin.ModelAdmin):
             if study.snapshot_sha256:
                 links.append(("Instrument", reverse("admin:studies_study_instrument", args=[study.pk])))
             links += [item for factory in study_links for item in factory(study)]
-            extra_context = {**(extra_context or {}), "rostrum_links": links}
+            extra_context = {
+                **(extra_context or {}),
+                "rostrum_links": links,
+                "prolific_url": study_url(request.build_absolute_uri("/"), study),
+                "prolific_codes": completion_codes(study),
+            }
         try:
             return super().change_view(request, object_id, form_url, extra_context)
         except StudyLocked as locked:
@@ -251,6 +320,10 @@ class StudyAdmin(admin.ModelAdmin):
 
 
 class QuestionInline(admin.StackedInline):
+    """Questionnaire items. The form shows only the fields of the chosen kind
+    (static/js/question_kind.js): options for choices, Likert and slider end labels, bounds for
+    numbers and sliders, a minimum length for free text, an expected answer for checks."""
+
     model = Question
     extra = 0
     fields = [
@@ -258,9 +331,14 @@ class QuestionInline(admin.StackedInline):
         "text",
         "help_text",
         "options",
-        ("min_value", "max_value", "min_length"),
+        "specify_option",
+        ("min_value", "max_value"),
+        "min_length",
         "expected_answer",
     ]
+
+    class Media:
+        js = ["js/question_kind.js"]
 
     def formfield_for_dbfield(self, db_field, request, **kwargs):
         field = super().formfield_for_dbfield(db_field, request, **kwargs)
@@ -290,6 +368,9 @@ def step_form_for(kind: registry.StepKind | None) -> type[forms.ModelForm]:
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
             self.fields["kind"] = forms.ChoiceField(choices=registry.choices())
+            # Not typed: steps are reordered on the study page; a new one goes last.
+            self.fields["position"].widget = forms.HiddenInput()
+            self.fields["position"].required = False
             if kind is not None:
                 self.fields["kind"].disabled = bool(self.instance.pk)
                 config = kind.config(self.instance)
@@ -353,7 +434,10 @@ class StepAdmin(admin.ModelAdmin):
         form = self.get_form(request, obj)(instance=obj)
         base = ["study", "position", "kind", "title"]
         config = [name for name in form.fields if name.startswith("config_")]
-        sets = [(None, {"fields": base})]
+        where = "Reorder steps on the study page, with ↑ and ↓."
+        if obj is not None:
+            where = f"Step {obj.position} of the study. {where}"
+        sets = [(None, {"fields": base, "description": where})]
         if obj is not None:
             kind = registry.get(obj.kind)
             sets.append((f"{kind.label}: {kind.description}", {"fields": config}))
@@ -392,6 +476,8 @@ class StepAdmin(admin.ModelAdmin):
         return not self._locked(obj) and super().has_delete_permission(request, obj)
 
     def save_model(self, request, obj, form, change):
+        if obj.position is None:
+            obj.position = Step.objects.filter(study=obj.study).count() + 1
         steps_arrange(study=obj.study, saved=[obj])
 
     def save_related(self, request, form, formsets, change):

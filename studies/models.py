@@ -219,6 +219,12 @@ class Question(models.Model):
         "Slider: two lines, the labels of the two ends.",
     )
     required = models.BooleanField(default=True)
+    specify_option = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="Single choice: the option that opens a text box to describe the answer (e.g. "
+        "'Prefer to self-describe' or 'Other'), stored as <key>_specify.",
+    )
     min_value = models.IntegerField(null=True, blank=True, help_text="Number/slider minimum.")
     max_value = models.IntegerField(null=True, blank=True, help_text="Number/slider maximum.")
     min_length = models.PositiveIntegerField(default=0, help_text="Free text: minimum characters.")
@@ -244,6 +250,11 @@ class Question(models.Model):
         return [line.strip() for line in self.expected_answer.splitlines() if line.strip()]
 
     @property
+    def specify_key(self) -> str:
+        """The response key of the text box the specify option opens."""
+        return f"{self.key}_specify"
+
+    @property
     def is_check(self) -> bool:
         return bool(self.expected_answer.strip())
 
@@ -253,6 +264,12 @@ class Question(models.Model):
             raise ValidationError({"options": "Give at least two options, one per line."})
         if len(set(options)) != len(options):
             raise ValidationError({"options": "Options must be different from each other."})
+        if self.specify_option and (
+            self.kind != self.Kind.SINGLE_CHOICE or self.specify_option not in options
+        ):
+            raise ValidationError(
+                {"specify_option": "Must be one of the options of a single-choice item, exactly."}
+            )
         if self.kind == self.Kind.SLIDER and len(options) not in (0, 2):
             raise ValidationError({"options": "A slider takes two end labels, or none."})
         low, high = self.min_value, self.max_value

@@ -64,6 +64,8 @@ def study_snapshot(study: Study) -> dict:
                         "max_value": q.max_value,
                         "min_length": q.min_length,
                         "expected_answer": q.expected_list,
+                        # only when set, so studies frozen before it existed keep their hash
+                        **({"specify_option": q.specify_option} if q.specify_option else {}),
                     }
                     for q in step.questions.order_by("position", "id")
                 ],

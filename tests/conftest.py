@@ -47,6 +47,14 @@ def _instant_offline_model(settings):
 
 
 @pytest.fixture(autouse=True)
+def _no_address_limits(settings):
+    """Every walker arrives from 127.0.0.1: the per-address limits on entries and places are
+    off unless a test turns them on (tests/security)."""
+    settings.ENTRY_RATE_LIMITS = []
+    settings.PLACE_RATE_LIMITS = []
+
+
+@pytest.fixture(autouse=True)
 def _fresh_caches():
     _steps_cache.clear()
     _study_cache.clear()

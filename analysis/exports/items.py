@@ -19,7 +19,7 @@ KIND_KEYS = {
     "bias_detection": [
         ("bias_present", "Was a side argued manipulatively? yes, no or unsure."),
         ("bias_side", "If yes: A, B or unsure (empty otherwise)."),
-        ("bias_type", "If yes: anchoring, fallacy_oversight, pro_jargon, verbosity or other."),
+        ("bias_type", "If yes: the slug of the condition the participant named, or other."),
     ],
     "recall_check": [("recall", "The answer to the recall question (a check: passed is 1 when right).")],
     "screening": [

@@ -48,7 +48,7 @@ LLM_JUDGEMENT_COLUMNS = [
     col("item", "The job item: '<dialogue>:<judge>'."),
     col("dialogue", "Dialogue slug."),
     col("case", "Case slug."),
-    col("condition", "baseline, anchoring, fallacy_oversight, pro_jargon or verbosity."),
+    col("condition", "The condition's slug (paper 000's: baseline, anchoring, fallacy_oversight, …)."),
     col("active_side", "Role carrying the bias: none, culprit or rival."),
     col("variant", "V1 or V2; empty for baseline."),
     col("side_a", "Whom side A argues for: culprit or rival."),

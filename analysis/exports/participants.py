@@ -130,7 +130,7 @@ PARTICIPANT_COLUMNS = [
     col("flag_count", "Number of flags (0: none)."),
     col("dialogue", "Slug of the assigned dialogue (empty if none was assigned)."),
     col("case", "Slug of the dialogue's case."),
-    col("condition", "baseline, anchoring, fallacy_oversight, pro_jargon or verbosity."),
+    col("condition", "The condition's slug (paper 000's: baseline, anchoring, fallacy_oversight, …)."),
     col("active_side", "Role carrying the bias intervention: none, culprit or rival."),
     col("variant", "V1 or V2 for biased dialogues; empty for baseline."),
     col("side_a", "Whom side A argues for: culprit or rival."),

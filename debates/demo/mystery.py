@@ -124,6 +124,7 @@ MYSTERY_STUDY = {
                     "kind": "single_choice",
                     "text": "What is your gender?",
                     "options": ["Woman", "Man", "Non-binary", "Prefer to self-describe", "Prefer not to say"],
+                    "specify_option": "Prefer to self-describe",
                 },
                 {
                     "key": "education",

@@ -10,7 +10,9 @@ from django.utils.html import format_html, format_html_join
 
 from debates.admin_base import ImportForm, InUseAdmin, ReadOnlyAdmin, import_page
 from debates.dialogues import services
+from debates.dialogues.condition_admin import ConditionTargetForm
 from debates.dialogues.imports import cases_import
+from debates.formats import format_urls
 from debates.models import (
     BiasReport,
     Case,
@@ -21,6 +23,7 @@ from debates.models import (
     StudyDialogue,
     Turn,
 )
+from studies.rows import RowsField, as_list
 
 
 class StudyDialogueInline(admin.TabularInline):
@@ -37,6 +40,7 @@ class StudyDialogueInline(admin.TabularInline):
 
 class ConditionTargetInline(admin.TabularInline):
     model = ConditionTarget
+    form = ConditionTargetForm  # a condition chosen from the Conditions, not a typed slug
     extra = 0
     verbose_name = "target for a condition"
     verbose_name_plural = (
@@ -185,19 +189,172 @@ def provenance_html(provenance: dict):
 
 
 class CaseImportForm(ImportForm):
-    file = forms.FileField(help_text="A rostrum.cases/1 JSON file (see docs/case-format.md).")
+    file = forms.FileField(help_text="A rostrum.cases/1 JSON file (its format is linked above).")
+
+
+# --- Editing a case: suspects and evidence as rows, the recall question as three fields ---
+
+
+class SuspectRow(forms.Form):
+    name = forms.CharField(max_length=120)
+    description = forms.CharField(max_length=500, required=False, widget=forms.TextInput(attrs={"size": 45}))
+
+
+class EvidenceRow(forms.Form):
+    number = forms.IntegerField(min_value=1, widget=forms.NumberInput(attrs={"style": "width: 5em"}))
+    text = forms.CharField(max_length=2000, widget=forms.Textarea(attrs={"rows": 3, "cols": 60}))
+
+
+def twice(values: list) -> list:
+    return sorted({v for v in values if values.count(v) > 1}, key=str)
+
+
+def suspects_check(rows: list[dict]) -> list[str]:
+    problems = [] if len(rows) >= 2 else ["Give at least two suspects."]
+    return problems + [f"The suspect {name!r} appears twice." for name in twice([r["name"] for r in rows])]
+
+
+def evidence_check(rows: list[dict]) -> list[str]:
+    return [f"The evidence number {n} appears twice." for n in twice([r["number"] for r in rows])]
+
+
+def suspect_rows(value) -> list[dict]:
+    return [{"name": s.get("name", ""), "description": s.get("description", "")} for s in as_list(value)]
+
+
+def evidence_rows(value) -> list[dict]:
+    return [{"number": e.get("number"), "text": e.get("text", "")} for e in as_list(value)]
+
+
+class CaseForm(forms.ModelForm):
+    """A case as the import format holds it (docs/case-format.md), edited as forms."""
+
+    suspects = RowsField(
+        SuspectRow,
+        to_rows=suspect_rows,
+        from_rows=lambda rows: [{"name": r["name"], "description": r["description"]} for r in rows],
+        check=suspects_check,
+        item="suspect",
+        add_label="Add a suspect",
+        help_text="At least two, names different from each other.",
+    )
+    evidence = RowsField(
+        EvidenceRow,
+        to_rows=evidence_rows,
+        from_rows=lambda rows: [{"number": r["number"], "text": r["text"]} for r in rows],
+        check=evidence_check,
+        required=False,
+        item="evidence unit",
+        add_label="Add an evidence unit",
+        autonumber="number",
+        help_text="Numbered evidence units (cited in the debates as [E3]); numbers 1 or more, each once.",
+    )
+    recall_question = forms.CharField(
+        max_length=300,
+        required=False,
+        label="Question",
+        widget=forms.TextInput(attrs={"size": 80}),
+        help_text="Ask about a detail every dialogue of the case discusses.",
+    )
+    recall_options = forms.CharField(
+        required=False,
+        label="Options",
+        widget=forms.Textarea(attrs={"rows": 4, "cols": 80}),
+        help_text="One option per line, 2 to 8, different from each other.",
+    )
+    recall_answer = forms.CharField(
+        max_length=200,
+        required=False,
+        label="Correct answer",
+        widget=forms.TextInput(attrs={"size": 60}),
+        help_text="One of the options, exactly.",
+    )
+
+    class Meta:
+        model = Case
+        fields = ["title", "story", "suspects", "culprit", "rival", "evidence"]
+        help_texts = {
+            "slug": "Lowercase letters, digits and hyphens: how dialogue files name the case.",
+            "culprit": "The name of one suspect: the true culprit.",
+            "rival": "The name of another suspect: the innocent rival the other side argues for.",
+        }
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        recall = self.instance.recall or {}
+        self.initial.setdefault("recall_question", recall.get("question", ""))
+        self.initial.setdefault("recall_options", "\n".join(recall.get("options", [])))
+        self.initial.setdefault("recall_answer", recall.get("answer", ""))
+
+    def clean(self):
+        data = super().clean()
+        names = [s["name"] for s in data.get("suspects") or []]
+        for role in ("culprit", "rival"):
+            if data.get(role) and "suspects" in data and data[role] not in names:
+                self.add_error(role, f"{data[role]!r} is not one of the suspects.")
+        if data.get("culprit") and data.get("culprit") == data.get("rival"):
+            self.add_error("rival", "The rival must differ from the culprit.")
+        data["recall"] = self._recall(data)
+        return data
+
+    def _recall(self, data) -> dict:
+        question = data.get("recall_question", "").strip()
+        options = [line.strip() for line in data.get("recall_options", "").splitlines() if line.strip()]
+        answer = data.get("recall_answer", "").strip()
+        if not (question or options or answer):
+            return {}
+        if not question:
+            self.add_error("recall_question", "Give the question (or leave all three recall fields empty).")
+        if not 2 <= len(options) <= 8:
+            self.add_error("recall_options", "Give 2 to 8 options, one per line.")
+        elif len(set(options)) != len(options):
+            self.add_error("recall_options", "The options must differ from each other.")
+        elif answer not in options:
+            self.add_error("recall_answer", "The answer must be one of the options, exactly.")
+        return {"question": question, "options": options, "answer": answer}
+
+    def save(self, commit: bool = True):
+        self.instance.recall = self.cleaned_data["recall"]
+        return super().save(commit)
 
 
 @admin.register(Case)
 class CaseAdmin(InUseAdmin):
+    form = CaseForm
     list_display = ["title", "slug", "culprit", "rival", "dialogue_count"]
     search_fields = ["title", "slug"]
     readonly_fields = ["slug", "imported_at"]
     change_list_template = "admin/debates/case/change_list.html"
 
+    def get_readonly_fields(self, request, obj=None):
+        # A new case is given its slug (the key of the import format); a saved one keeps it.
+        return ["imported_at"] if obj is None else super().get_readonly_fields(request, obj)
+
+    def get_fieldsets(self, request, obj=None):
+        editable = self.has_change_permission(request, obj)
+        suspects = ["suspects", "culprit", "rival"] if editable else ["suspect_table", "culprit", "rival"]
+        recall = ["recall_question", "recall_options", "recall_answer"] if editable else ["recall_text"]
+        return [
+            (None, {"fields": ["slug", "title", "story"] + (["imported_at"] if obj else [])}),
+            ("Suspects", {"fields": suspects}),
+            ("Evidence", {"fields": ["evidence" if editable else "evidence_table"]}),
+            (
+                "Recall question (optional)",
+                {
+                    "fields": recall,
+                    "description": "The recall check asks it about this case's dialogues. Without it, "
+                    "the recall check asks whom a side argued was responsible.",
+                },
+            ),
+        ]
+
     def get_urls(self):
         view = self.admin_site.admin_view(self.import_view)
-        return [path("import/", view, name="debates_case_import"), *super().get_urls()]
+        return [
+            path("import/", view, name="debates_case_import"),
+            *format_urls(self.admin_site, "cases"),
+            *super().get_urls(),
+        ]
 
     studies_using = staticmethod(services.case_studies)
     new_version = staticmethod(lambda case: services.case_new_version(case=case))
@@ -206,8 +363,32 @@ class CaseAdmin(InUseAdmin):
     def dialogue_count(self, case: Case) -> int:
         return case.dialogues.count()
 
-    def has_add_permission(self, request) -> bool:
-        return False
+    @admin.display(description="Suspects")
+    def suspect_table(self, case: Case):
+        return rows_table(
+            ["Name", "Description"], [(s.get("name", ""), s.get("description", "")) for s in case.suspects]
+        )
+
+    @admin.display(description="Evidence")
+    def evidence_table(self, case: Case):
+        return rows_table(
+            ["Number", "Text"], [(e.get("number", ""), e.get("text", "")) for e in case.evidence]
+        )
+
+    @admin.display(description="Recall question")
+    def recall_text(self, case: Case):
+        recall = case.recall or {}
+        if not recall:
+            return "None."
+        return format_html(
+            "{}<ul>{}</ul>",
+            recall.get("question", ""),
+            format_html_join(
+                "",
+                "<li>{}{}</li>",
+                ((o, " (correct)" if o == recall.get("answer") else "") for o in recall.get("options", [])),
+            ),
+        )
 
     def import_view(self, request):
         return import_page(
@@ -218,7 +399,16 @@ class CaseAdmin(InUseAdmin):
             form_class=CaseImportForm,
             run=lambda data, text, name: f"Imported: {cases_import(text=text)}.",
             done="admin:debates_case_changelist",
+            fmt="cases",
         )
+
+
+def rows_table(head: list[str], rows: list[tuple]):
+    return format_html(
+        "<table><thead><tr>{}</tr></thead><tbody>{}</tbody></table>",
+        format_html_join("", "<th>{}</th>", ((h,) for h in head)),
+        format_html_join("", "<tr><td>{}</td><td>{}</td></tr>", rows),
+    )
 
 
 @admin.register(Judgement)

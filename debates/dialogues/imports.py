@@ -12,40 +12,81 @@ from django.db import transaction
 from django.db.models import Q
 
 from debates.imports import Checker, PosDict, PosList, open_document
-from debates.models import Case, Dialogue, DialogueAssignment, StudyDialogue, Turn, count_words
+from debates.models import Case, Condition, Dialogue, DialogueAssignment, StudyDialogue, Turn, count_words
+from debates.models.dialogues import PAPER_CONDITIONS, paper_conditions_ensure
 
 FORMAT = "rostrum.cases/1"
-CONDITIONS = [c.value for c in Dialogue.Condition]
 TURN_MAX = 10_000
-TURNS = 6
+TURNS_MIN, TURNS_MAX = 2, 20  # the paper's dialogues have six
 
 
 @dataclass
 class CaseImportSummary:
     cases_created: int = 0
     cases_updated: int = 0
+    conditions_created: int = 0
     dialogues_created: int = 0
     dialogues_updated: int = 0
 
     def __str__(self) -> str:
+        made = f"conditions: {self.conditions_created} new; " if self.conditions_created else ""
         return (
-            f"cases: {self.cases_created} new, {self.cases_updated} updated; "
+            made + f"cases: {self.cases_created} new, {self.cases_updated} updated; "
             f"dialogues: {self.dialogues_created} new, {self.dialogues_updated} updated"
         )
 
 
-def cases_parse(text: str) -> tuple[list[dict], list[dict]]:
-    """Validate a file; return (cases, dialogues) as plain dicts or raise ImportInvalid."""
-    doc, check = open_document(text, FORMAT, {"cases", "dialogues"})
+def cases_parse(text: str) -> tuple[list[dict], list[dict], list[dict]]:
+    """Validate a file; return (cases, dialogues, conditions) as plain dicts or raise
+    ImportInvalid."""
+    doc, check = open_document(text, FORMAT, {"cases", "dialogues", "conditions"})
+    raw_conditions = check.get(doc, "conditions", "conditions", list, required=False) or PosList()
     raw_cases = check.get(doc, "cases", "cases", list, required=False) or PosList()
     raw_dialogues = check.get(doc, "dialogues", "dialogues", list, required=False) or PosList()
+    conditions = _check_conditions(check, raw_conditions)
+    paper = {slug: is_baseline for slug, _, _, is_baseline, _ in PAPER_CONDITIONS}
+    baseline = (
+        paper
+        | {c.slug: c.baseline for c in Condition.objects.all()}
+        | {c["slug"]: c["baseline"] for c in conditions}
+    )
     cases = _check_cases(check, raw_cases)
     known = {c["slug"]: c for c in cases} | _existing_cases(raw_dialogues, cases)
-    dialogues = _check_dialogues(check, raw_dialogues, known)
+    dialogues = _check_dialogues(check, raw_dialogues, known, baseline)
     _check_locked_dialogues(check, dialogues)
     _check_locked_cases(check, cases)
     check.raise_if_any()
-    return cases, dialogues
+    return cases, dialogues, conditions
+
+
+def _check_conditions(check: Checker, raw: PosList) -> list[dict]:
+    """New conditions the file defines (a slug already known must match it, not redefine it)."""
+    conditions, seen = [], set()
+    existing = {c.slug: c for c in Condition.objects.all()}
+    for _, obj, path in check.objects(raw, "conditions"):
+        check.unknown_keys(obj, {"slug", "label", "description", "baseline"}, path)
+        slug = check.slug(obj, "slug", path)
+        condition = {
+            "slug": slug,
+            "label": check.text(obj, "label", path, max_len=100),
+            "description": check.text(obj, "description", path, max_len=300, required=False) or "",
+            "baseline": bool(check.get(obj, "baseline", path, bool, required=False)),
+        }
+        if slug and len(slug) > 40:
+            check.add(obj.key_line("slug"), f"{path}.slug", "must be at most 40 characters")
+        if slug in seen:
+            check.add(obj.key_line("slug"), f"{path}.slug", f"condition {slug!r} appears twice")
+        seen.add(slug)
+        old = existing.get(slug)
+        if old is not None and (old.label, old.baseline) != (condition["label"], condition["baseline"]):
+            check.add(
+                obj.line,
+                path,
+                f"the condition {slug!r} exists with label {old.label!r}"
+                f"{' (baseline)' if old.baseline else ''}: use it as it is, or give a new slug",
+            )
+        conditions.append(condition)
+    return conditions
 
 
 def _check_cases(check: Checker, raw: PosList) -> list[dict]:
@@ -148,7 +189,9 @@ def _existing_cases(raw_dialogues: PosList, cases: list[dict]) -> dict:
     return {c.slug: {"slug": c.slug} for c in found}
 
 
-def _check_dialogues(check: Checker, raw: PosList, known_cases: dict) -> list[dict]:
+def _check_dialogues(
+    check: Checker, raw: PosList, known_cases: dict, baseline: dict[str, bool]
+) -> list[dict]:
     dialogues, seen = [], set()
     allowed = {"slug", "case", "condition", "active_side", "variant", "side_a", "turns"}
     for _, obj, path in check.objects(raw, "dialogues"):
@@ -157,7 +200,7 @@ def _check_dialogues(check: Checker, raw: PosList, known_cases: dict) -> list[di
         d = {
             "slug": check.slug(obj, "slug", path),
             "case": check.text(obj, "case", path, max_len=80),
-            "condition": check.text(obj, "condition", path, max_len=20),
+            "condition": check.text(obj, "condition", path, max_len=40),
             "active_side": check.text(obj, "active_side", path, max_len=10),
             "variant": check.get(obj, "variant", path, str),
             "side_a": check.text(obj, "side_a", path, max_len=10),
@@ -169,38 +212,47 @@ def _check_dialogues(check: Checker, raw: PosList, known_cases: dict) -> list[di
         seen.add(d["slug"])
         if d["case"] and d["case"] not in known_cases:
             check.add(obj.key_line("case"), f"{path}.case", f"no case with slug {d['case']!r}")
-        _check_condition(check, obj, path, d)
+        _check_condition(check, obj, path, d, baseline)
         if len(check.problems) == before:
             dialogues.append(d)
     return dialogues
 
 
-def _check_condition(check: Checker, obj: PosDict, path: str, d: dict) -> None:
+def _check_condition(check: Checker, obj: PosDict, path: str, d: dict, baseline: dict[str, bool]) -> None:
     condition, active, variant = d["condition"], d["active_side"], d["variant"]
-    if condition and condition not in CONDITIONS:
-        check.add(obj.key_line("condition"), f"{path}.condition", f"must be one of {', '.join(CONDITIONS)}")
+    if condition and condition not in baseline:
+        check.add(
+            obj.key_line("condition"),
+            f"{path}.condition",
+            f"no condition {condition!r}: use one of {', '.join(sorted(baseline))}, or define it "
+            'under "conditions" in the file',
+        )
     if d["side_a"] and d["side_a"] not in ("culprit", "rival"):
         check.add(obj.key_line("side_a"), f"{path}.side_a", 'must be "culprit" or "rival"')
-    if condition == "baseline":
+    if baseline.get(condition):
         if active and active != "none":
             check.add(
                 obj.key_line("active_side"), f"{path}.active_side", 'must be "none" for a baseline dialogue'
             )
         if variant:
             check.add(obj.key_line("variant"), f"{path}.variant", 'must be "" for a baseline dialogue')
-    elif condition in CONDITIONS:
+    elif condition in baseline:
         if active and active not in ("culprit", "rival"):
             check.add(obj.key_line("active_side"), f"{path}.active_side", 'must be "culprit" or "rival"')
-        if variant is not None and variant not in ("V1", "V2"):
-            check.add(obj.key_line("variant"), f"{path}.variant", 'must be "V1" or "V2"')
+        if variant is not None and len(variant) > 4:
+            check.add(obj.key_line("variant"), f"{path}.variant", 'at most 4 characters (e.g. "V1")')
 
 
 def _check_turns(check: Checker, obj: PosDict, path: str) -> list[dict] | None:
     raw = check.get(obj, "turns", path, list)
     if raw is None:
         return None
-    if len(raw) != TURNS:
-        check.add(obj.key_line("turns"), f"{path}.turns", f"must have exactly {TURNS} turns, has {len(raw)}")
+    if not TURNS_MIN <= len(raw) <= TURNS_MAX:
+        check.add(
+            obj.key_line("turns"),
+            f"{path}.turns",
+            f"must have {TURNS_MIN} to {TURNS_MAX} turns (the paper's have 6), has {len(raw)}",
+        )
     turns = []
     for j, item in enumerate(raw):
         tpath = f"{path}.turns[{j}]"
@@ -214,7 +266,7 @@ def _check_turns(check: Checker, obj: PosDict, path: str) -> list[dict] | None:
             check.add(
                 item.key_line("speaker"),
                 f"{tpath}.speaker",
-                f'must be "{expected}" (turns alternate A, B, A, B, A, B)',
+                f'must be "{expected}" (turns alternate A, B, A, B, …)',
             )
         text = check.text(item, "text", tpath, max_len=TURN_MAX)
         turns.append({"speaker": speaker, "text": text})
@@ -278,8 +330,14 @@ def _check_locked_cases(check: Checker, cases: list[dict]) -> None:
 
 @transaction.atomic
 def cases_import(*, text: str) -> CaseImportSummary:
-    cases, dialogues = cases_parse(text)
+    cases, dialogues, conditions = cases_parse(text)
     summary = CaseImportSummary()
+    paper_conditions_ensure()
+    for c in conditions:
+        _, created = Condition.objects.get_or_create(
+            slug=c["slug"], defaults={k: c[k] for k in ("label", "description", "baseline")}
+        )
+        summary.conditions_created += created
     for c in cases:
         fields = {k: c[k] for k in CASE_FIELDS}
         _, created = Case.objects.update_or_create(slug=c["slug"], defaults=fields)

@@ -9,7 +9,7 @@ from datetime import datetime
 from django.db import transaction
 from django.db.models import QuerySet
 
-from debates.draws import draw_record
+from debates.draws import draw_record, same_sequence, sequence_key
 from debates.models import (
     BiasReport,
     Case,
@@ -129,9 +129,14 @@ def dialogue_assign(*, participant: Participant, now: datetime) -> DialogueAssig
             return DialogueAssignment.objects.select_related("dialogue__case").get(pk=existing.pk)
         if not slots:
             raise StepUnavailable(Participant.Status.STUDY_FULL, "The study has no dialogues.")
-        ordinal = DialogueAssignment.objects.filter(study_dialogue__study=study).count()
-        key = ("dialogue", ordinal)
-        slot = quotas(study, slots, now).pick(study_rng(study, *key), participant.is_preview)
+        ordinal = DialogueAssignment.objects.filter(
+            same_sequence(participant), study_dialogue__study=study
+        ).count()
+        key = sequence_key(participant, "dialogue", ordinal)
+        # Previews and pilots hold no place: they are let in when every place is taken.
+        slot = quotas(study, slots, now).pick(
+            study_rng(study, *key), participant.is_preview or participant.is_pilot
+        )
         if slot is None:
             raise StepUnavailable(Participant.Status.STUDY_FULL, "Every dialogue is full.")
         assignment = DialogueAssignment.objects.create(
@@ -147,11 +152,15 @@ def dialogue_assign(*, participant: Participant, now: datetime) -> DialogueAssig
 
 def recall_order_key(assignment: DialogueAssignment) -> tuple:
     """The seed key of the order of a participant's recall options: the ordinal of their
-    assignment in the study, so the same arrivals give the same orders."""
+    assignment in the study (pilots' and real participants' counted apart), so the same
+    arrivals give the same orders."""
+    participant = assignment.participant
     ordinal = DialogueAssignment.objects.filter(
-        study_dialogue__study_id=assignment.study_dialogue.study_id, pk__lt=assignment.pk
+        same_sequence(participant),
+        study_dialogue__study_id=assignment.study_dialogue.study_id,
+        pk__lt=assignment.pk,
     ).count()
-    return ("recall_order", ordinal)
+    return sequence_key(participant, "recall_order", ordinal)
 
 
 def _dialogue_room(participant: Participant, now: datetime) -> bool:

@@ -7,19 +7,28 @@ from django import forms
 
 from debates.dialogues import services
 from debates.draws import draw_record
-from debates.models import ConditionTarget, Dialogue, StudyDialogue
+from debates.models import Condition, ConditionTarget, Dialogue, StudyDialogue, condition_labels
 from participants.forms import TEXT_MAX, SliderField
 from participants.services import Answer, responses_record
 from studies.randomness import study_rng
 from studies.registry import StepContext, StepKind, StepOutcome
 
-BIAS_CHOICES = [
-    ("anchoring", "Anchoring — a side kept steering back to an early reference point"),
-    ("fallacy_oversight", "Faulty reasoning — a side used a fallacy that went unchallenged"),
-    ("pro_jargon", "Jargon — a side used technical language to sound authoritative"),
-    ("verbosity", "Verbosity — a side said far more than it needed to"),
-    ("other", "Something else, or not sure"),
-]
+OTHER = ("other", "Something else, or not sure")
+
+
+def bias_choices(study) -> list[tuple[str, str]]:
+    """The answers to "what kind of manipulation was it?": every intervention (non-baseline
+    condition) among the study's active dialogues, in the conditions' order, then "other"."""
+    used = StudyDialogue.objects.filter(study=study, active=True).values("dialogue__condition")
+    conditions = Condition.objects.filter(slug__in=used, baseline=False)
+    return [*((c.slug, c.description or c.label) for c in conditions), OTHER]
+
+
+def with_total(turns: list) -> list:
+    """The turns, each knowing how many there are (its phase depends on it), in one query."""
+    for turn in turns:
+        turn._total = len(turns)
+    return turns
 
 
 def stances(dialogue: Dialogue) -> list[dict]:
@@ -39,7 +48,7 @@ def quota_problems(study) -> list[str]:
             f"{', …' if len(kept_out) > 5 else ''}) and get no participants: deactivate them, or tick "
             '"Offer despite the quality check" on the dialogue to use them anyway.'
         )
-    labels = dict(Dialogue.Condition.choices)
+    labels = condition_labels()
     for row in ConditionTarget.objects.filter(study=study):
         mine = [s for s in slots if s.dialogue.condition == row.condition]
         label = labels.get(row.condition, row.condition)
@@ -78,7 +87,7 @@ class DialogueBoundKind(StepKind):
             "case": dialogue.case,
             "dialogue": dialogue,
             "stances": stances(dialogue),
-            "turns": list(dialogue.turns.all()),
+            "turns": with_total(list(dialogue.turns.all())),
         }
 
 
@@ -233,7 +242,7 @@ class BiasDetectionConfig(forms.Form):
 
 
 class BiasDetectionForm(forms.Form):
-    def __init__(self, config: dict, *args, **kwargs) -> None:
+    def __init__(self, config: dict, *args, choices: list[tuple[str, str]], **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["present"] = forms.ChoiceField(
             label=config["present_question"],
@@ -247,7 +256,7 @@ class BiasDetectionForm(forms.Form):
             required=False,
         )
         self.fields["bias_type"] = forms.ChoiceField(
-            label=config["type_question"], choices=BIAS_CHOICES, widget=forms.RadioSelect, required=False
+            label=config["type_question"], choices=choices, widget=forms.RadioSelect, required=False
         )
         self.fields["side"].show_if = self.fields["bias_type"].show_if = "present=yes"
 
@@ -270,7 +279,7 @@ class BiasDetectionKind(DialogueBoundKind):
     config_form = BiasDetectionConfig
 
     def build_form(self, ctx: StepContext, data=None) -> forms.Form:
-        return BiasDetectionForm(self.config(ctx.step), data=data)
+        return BiasDetectionForm(self.config(ctx.step), data=data, choices=bias_choices(ctx.study))
 
     def submit(self, ctx: StepContext, form: forms.Form) -> StepOutcome | None:
         data = form.cleaned_data

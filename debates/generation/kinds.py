@@ -97,6 +97,14 @@ class GenerateForm(ModelFields):
         help_text="Fallacy oversight's sub-types to draw V1 and V2 from (none chosen: all five).",
     )
     words_per_turn = forms.IntegerField(initial=170, min_value=40, max_value=1000)
+    turns = forms.TypedChoiceField(
+        choices=[(n, str(n)) for n in (4, 6, 8, 10, 12)],
+        coerce=int,
+        initial=specs.TURNS,
+        required=False,
+        empty_value=specs.TURNS,
+        help_text="Turns in each dialogue: openings, rebuttals, summaries (the paper's protocol: 6).",
+    )
     attempts = forms.IntegerField(
         initial=3,
         min_value=1,
@@ -199,6 +207,7 @@ class GenerateDialoguesKind(JobKind):
             condition=condition,
             fallacy=item.payload.get("fallacy", ""),
             words_per_turn=int(config.get("words_per_turn") or 170),
+            turns=int(config.get("turns") or specs.TURNS),
         )
         attempts = await pipeline.build(calls, found, settings, setup, reasons, item.key)
         kept = pipeline.best(attempts)
@@ -214,6 +223,7 @@ class GenerateDialoguesKind(JobKind):
             "judge": {"model": settings.judge.model, "temperature": settings.judge.temperature},
             "max_tokens": settings.max_tokens,
             "words_per_turn": setup.words_per_turn,
+            "turns": setup.turns,
             "seed": kept.seed,
             "attempt": kept.number,
             "pass_mark": settings.pass_mark,

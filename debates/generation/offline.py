@@ -22,7 +22,7 @@ import json
 import random
 
 from debates import llm
-from debates.generation import prompts, specs
+from debates.generation import prompts
 
 JARGON = ["probative weight", "chain-of-custody analysis", "temporal nexus", "evidentiary threshold"]
 ANCHOR = "measured against the point we started from"
@@ -141,7 +141,7 @@ def quality_text(request: llm.LLMRequest) -> str:
 
 def manifestation_text(request: llm.LLMRequest) -> str:
     hint = request.hint
-    shown = [n - 1 for n in hint.get("spec_turns") or range(1, specs.TURNS + 1)]
+    shown = [n - 1 for n in hint.get("spec_turns") or range(1, len(hint["turns"]) + 1)]
     turns = [t for i, t in enumerate(hint["turns"]) if i in shown]
     texts = _side_texts(turns)
     markers = MARKERS.get(hint["bias"], [])

@@ -226,7 +226,7 @@ async def _manifestation(calls, templates, settings, setup: Setup, attempt: Atte
             "task": prompts.TASKS["manifestation"],
             "bias": spec.key,
             "turns": attempt.turns,
-            "spec_turns": list(spec.turns),
+            "spec_turns": spec.turns(len(attempt.turns)),
         },
     )
     answer = await calls.json(

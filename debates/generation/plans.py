@@ -38,6 +38,7 @@ class Setup:
     condition: specs.Condition
     fallacy: str = ""  # the fallacy sub-type when the bias is fallacy oversight
     words_per_turn: int = 170
+    turns: int = specs.TURNS
 
     def accused(self, letter: str) -> str:
         role = self.side_a_role if letter == "A" else other_role(self.side_a_role)
@@ -76,17 +77,17 @@ def other_role(role: str) -> str:
 def plan(setup: Setup, reasons: dict[str, dict]) -> list[TurnPlan]:
     """The six turns' plans. `reasons` maps "culprit" and "rival" to their reason records
     (see prompts.REASONS_SCHEMA: incriminating and exculpatory, each primary and additional)."""
-    return [_turn(setup, reasons, number) for number in range(1, specs.TURNS + 1)]
+    return [_turn(setup, reasons, number) for number in range(1, setup.turns + 1)]
 
 
 def _turn(setup: Setup, reasons: dict[str, dict], number: int) -> TurnPlan:
     letter = specs.speaker_of(number)
     mine, theirs = reasons[setup.role(letter)], reasons[other_role(setup.role(letter))]
-    phase = specs.PHASES[number]
+    phase = specs.phase(number, setup.turns)
     condition = setup.condition
     active = condition.active_letter == letter
     spec = specs.bias_spec(condition.bias, setup.fallacy) if active else None
-    bias = spec.key if spec and number in spec.turns else ""
+    bias = spec.key if spec and number in spec.turns(setup.turns) else ""
     words = setup.words_per_turn
     accused, other = setup.accused(letter), setup.accused("B" if letter == "A" else "A")
     lines, evidence = _PHASES[phase](mine, theirs, accused, other)

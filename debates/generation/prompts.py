@@ -79,7 +79,7 @@ Topic: Who is responsible in "$title"?
 Question: Is $accused or $opponent_accused responsible?
 You are speaker $speaker.
 Your stance: $accused is responsible, not $opponent_accused.
-Current turn id: $turn of 6 ($phase)
+Current turn id: $turn of $total ($phase)
 
 The story (grounding only; do not invent decisive facts):
 $story
@@ -268,6 +268,7 @@ def rollout_prompt(template: str, setup: Setup, turn: TurnPlan, turns: list[tupl
         opponent_accused=turn.opponent_accused,
         speaker=turn.speaker,
         turn=turn.number,
+        total=setup.turns,
         phase=turn.phase,
         story=setup.case.story,
         evidence=evidence_lines(setup.case, turn.evidence),
@@ -293,12 +294,13 @@ def quality_total(answer: dict) -> int:
 
 
 def manifestation_prompt(template: str, spec: specs.Bias, turns: list[tuple[str, str]]) -> str:
+    shown = spec.turns(len(turns))
     return fill(
         template,
         label=spec.label,
         definition=spec.definition,
         metric=spec.metric,
         contrast=spec.contrast,
-        turns=", ".join(str(n) for n in spec.turns),
+        turns=", ".join(str(n) for n in shown),
         dialogue=transcript(turns),
     )

@@ -11,6 +11,7 @@ from debates.generation import specs
 from debates.generation.pipeline import Attempt
 from debates.generation.plans import CaseView, Setup
 from debates.models import Case, Dialogue, DialogueAssignment, LLMCall, Turn, count_words
+from debates.models.dialogues import paper_conditions_ensure
 
 MIN_EVIDENCE = 4  # two clusters of two units each, at least
 
@@ -56,6 +57,7 @@ def dialogue_save(
     """Store the kept attempt as a library dialogue (or update the one this item stored
     before a crash); a dialogue participants already have is never rewritten."""
     condition = setup.condition
+    paper_conditions_ensure()  # the conditions the pipeline builds (the paper's)
     quality = {
         "pass_mark": provenance.get("pass_mark"),
         "sides": kept.quality,
@@ -105,6 +107,7 @@ def dialogue_setup(slug: str, words_per_turn: int) -> tuple[Setup, list[tuple[st
         condition=condition,
         fallacy=(dialogue.provenance or {}).get("fallacy", ""),
         words_per_turn=words_per_turn,
+        turns=dialogue.turns.count(),
     )
     return setup, [(t.speaker, t.text) for t in dialogue.turns.order_by("number")]
 

@@ -14,8 +14,7 @@ BASELINE = "baseline"
 BIASES = ["anchoring", "fallacy_oversight", "pro_jargon", "verbosity"]  # Dialogue.Condition values
 FALLACIES = ["hasty_generalization", "straw_man", "false_dilemma", "post_hoc", "genetic_fallacy"]
 VARIANTS = ["V1", "V2"]
-TURNS = 6
-PHASES = {1: "opening", 2: "opening", 3: "rebuttal", 4: "rebuttal", 5: "summary", 6: "summary"}
+TURNS = 6  # the paper's protocol; a job may ask for another even number (4 to 12)
 
 
 @dataclass(frozen=True)
@@ -25,7 +24,10 @@ class Bias:
     definition: str
     metric: str  # what a reader (and the manifestation check) looks for
     contrast: str  # how the active side differs from a baseline speaker
-    turns: tuple[int, ...] = (1, 2, 3, 4, 5, 6)  # the protocol turns where it shows
+    first_turn: int = 1  # it shows from this turn of the protocol to the last
+
+    def turns(self, total: int) -> list[int]:
+        return list(range(self.first_turn, total + 1))
 
 
 # Condensed from the bias specifications of paper 000 (Tables 16-23).
@@ -35,12 +37,12 @@ SPECS: dict[str, Bias] = {
         "Anchoring",
         "Uses a fact already stated in the opening as a fixed reference frame and organises the "
         "later rebuttal and summary around it, while still answering the opponent.",
-        "In turns 3-6 the speaker makes one opening fact or interpretation the judge's reference "
+        "From turn 3 on the speaker makes one opening fact or interpretation the judge's reference "
         "point: later evidence is weighed by whether it displaces that anchor, and the conclusion "
-        "returns to it. Not in turns 1-2; not mere repetition or a refusal to engage.",
+        "returns to it. Not in the openings (turns 1-2); not mere repetition or a refusal to engage.",
         "A baseline speaker weighs each later fact on its own terms and may shift its central "
         "reason; the anchoring speaker keeps returning to one opening reason as the yardstick.",
-        turns=(3, 4, 5, 6),
+        first_turn=3,
     ),
     "pro_jargon": Bias(
         "pro_jargon",
@@ -70,7 +72,7 @@ SPECS: dict[str, Bias] = {
         "Commits a logical fallacy that a careless judge may overlook.",
         "The speaker's rebuttal or summary rests on the named fallacy.",
         "A baseline speaker reasons validly from the same facts.",
-        turns=(3, 4, 5, 6),
+        first_turn=3,
     ),
 }
 
@@ -83,7 +85,7 @@ FALLACY_SPECS: dict[str, Bias] = {
         "pattern, trait or rule, which is then applied to the case.",
         "A baseline speaker links the limited facts to the conclusion through an inference about "
         "this event only.",
-        turns=(3, 4, 5, 6),
+        first_turn=3,
     ),
     "straw_man": Bias(
         "straw_man",
@@ -93,7 +95,7 @@ FALLACY_SPECS: dict[str, Bias] = {
         "The opponent's claim is restated in a simplified, exaggerated or less defensible form "
         "(plausibly related, not invented) and the distortion is refuted as if it were the claim.",
         "A baseline speaker answers the opponent's actual claim at its stated scope.",
-        turns=(3, 4, 5, 6),
+        first_turn=3,
     ),
     "false_dilemma": Bias(
         "false_dilemma",
@@ -102,7 +104,7 @@ FALLACY_SPECS: dict[str, Bias] = {
         "The dispute is framed as a stark choice between two options, leaving out middle ground "
         "and alternatives, and rejecting one option is treated as proof of the other.",
         "A baseline speaker lets the evidence support several explanations and compares them.",
-        turns=(3, 4, 5, 6),
+        first_turn=3,
     ),
     "post_hoc": Bias(
         "post_hoc",
@@ -111,7 +113,7 @@ FALLACY_SPECS: dict[str, Bias] = {
         "Sequence and timing carry the causal claim: because B followed A, A explains B, while "
         "alternative causes are played down.",
         "A baseline speaker uses timing as one fact and asks for a mechanism or corroboration.",
-        turns=(3, 4, 5, 6),
+        first_turn=3,
     ),
     "genetic_fallacy": Bias(
         "genetic_fallacy",
@@ -120,7 +122,7 @@ FALLACY_SPECS: dict[str, Bias] = {
         "A claim, witness or item of evidence is accepted or rejected mainly because of its "
         "source, history or background.",
         "A baseline speaker judges evidence on its content and case-specific reliability.",
-        turns=(3, 4, 5, 6),
+        first_turn=3,
     ),
 }
 
@@ -160,6 +162,14 @@ def inventory() -> list[Condition]:
 
 def condition_numbered(number: int) -> Condition:
     return inventory()[number - 1]
+
+
+def phase(number: int, total: int) -> str:
+    """Openings are the first two turns, summaries the last two, rebuttals between (the
+    paper's six: 1-2, 3-4, 5-6)."""
+    if number <= 2:
+        return "opening"
+    return "summary" if number > total - 2 else "rebuttal"
 
 
 def speaker_of(turn: int) -> str:

@@ -2,9 +2,9 @@
 
 A job's page: its kind's configuration form (editable until the job starts), a live
 progress bar (static/js/job_progress.js polls `<job>/progress/` every 2 s), the actions
-start / pause / resume / cancel, the kind's summary table, and the items, each linking to
-its calls in the model-call log. Prompt templates: a version that produced data is never
-edited in place, a change is saved as the next version.
+start / pause / resume / cancel, the kind's summary table and links, and the items, each
+linking to its calls in the model-call log. Prompt templates: a version that produced data is
+never edited in place, a change is saved as the next version.
 """
 
 from __future__ import annotations
@@ -147,6 +147,7 @@ class JobAdmin(admin.ModelAdmin):
                 items=[(item, f"{calls_url}?job_item__id__exact={item.pk}") for item in items],
                 items_more=max(0, job.items.count() - ITEMS_SHOWN),
                 summary=kind.summary(job) if kind and job.items.exists() else [],
+                links=kind.links(job) if kind else [],
                 kind_label=kind.label if kind else job.kind,
             )
         return super().change_view(request, object_id, form_url, extra)

@@ -3,7 +3,8 @@
 A kind says what one item of a job does: `plan(job)` lists the items once, when the job
 first starts; `run(item, calls)` does one item (all model access through `calls`, see
 `debates.jobs.calls`) and returns its JSON result or raises `ItemFailed`; `summary(job)`
-gives the rows of the admin's result table. Kinds are registered from an app's `ready()`.
+gives the rows of the admin's result table and `links(job)` links shown beside it (a page of
+the kind's own about the job's results). Kinds are registered from an app's `ready()`.
 """
 
 from __future__ import annotations
@@ -60,6 +61,10 @@ class JobKind:
 
     def summary(self, job: Job) -> list[dict]:
         """Rows for the admin's result table (the keys of the first row are the columns)."""
+        return []
+
+    def links(self, job: Job) -> list[tuple[str, str]]:
+        """(label, url) of links for the job's admin page, shown with its results."""
         return []
 
     def clean_config(self, config: dict) -> dict:

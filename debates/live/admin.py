@@ -8,6 +8,7 @@ from django.contrib import admin
 from django.urls import path
 
 from debates.admin_base import ImportForm, InUseAdmin, ReadOnlyAdmin, import_page
+from debates.formats import format_urls
 from debates.live import services
 from debates.live.imports import claims_import
 from debates.live.prompts import PromptError, check_template
@@ -32,7 +33,11 @@ class ClaimAdmin(InUseAdmin):
 
     def get_urls(self):
         view = self.admin_site.admin_view(self.import_view)
-        return [path("import/", view, name="debates_claim_import"), *super().get_urls()]
+        return [
+            path("import/", view, name="debates_claim_import"),
+            *format_urls(self.admin_site, "claims"),
+            *super().get_urls(),
+        ]
 
     studies_using = staticmethod(services.claim_studies)
     new_version = staticmethod(lambda claim: services.claim_new_version(claim=claim))
@@ -50,11 +55,12 @@ class ClaimAdmin(InUseAdmin):
             form_class=ClaimImportForm,
             run=lambda data, text, name: f"Imported: {claims_import(text=text, filename=name)}.",
             done="admin:debates_claim_changelist",
+            fmt="claims",
         )
 
 
 class ClaimImportForm(ImportForm):
-    file = forms.FileField(help_text="A rostrum.claims/1 JSON or CSV file (see docs/claim-format.md).")
+    file = forms.FileField(help_text="A rostrum.claims/1 JSON or CSV file (its format is linked above).")
 
 
 class DebaterConfigForm(forms.ModelForm):

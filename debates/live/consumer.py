@@ -1,5 +1,7 @@
 """The judge's websocket: authenticate, join the session's group, relay, and pass the
-judge's messages to the services. No model calls and no protocol logic live here.
+judge's messages to the services. No model calls and no protocol logic live here; the
+limits (sockets per token, reconnections, frames) and the reading of frames are the shared
+base's (debates.sockets).
 
 Database calls go through the turn runner's small thread pool rather than the server's one
 shared thread, so a hundred judges asking at once do not queue behind each other and
@@ -7,19 +9,13 @@ behind page requests (bench/live)."""
 
 from __future__ import annotations
 
-import json
-import time
-
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
-
 from debates.live import services as live_services
-from debates.live.realtime import EVENT, JudgeMessage, abroadcast, group_name, stream_buffer
+from debates.live.realtime import EVENT, Error, JudgeMessage, abroadcast, group_name, stream_buffer
 from debates.live.runner import db
 from debates.live.tasks import dispatch, turns_start
 from debates.models import LiveSession, LiveTurn
+from debates.sockets import ParticipantSocket
 from participants.services import participant_by_token, participant_current_step
-
-MAX_MESSAGES_PER_MINUTE = 30
 
 
 @db
@@ -72,22 +68,21 @@ def snapshot(session: LiveSession, partial: dict[int, str]) -> dict:
     return live_services.live_snapshot(session, partial)
 
 
-class LiveSessionConsumer(AsyncJsonWebsocketConsumer):
-    async def connect(self) -> None:
-        session = await session_for_token(self.scope["url_route"]["kwargs"]["token"])
+class LiveSessionConsumer(ParticipantSocket):
+    async def open(self, token: str) -> bool:
+        session = await session_for_token(token)
         if session is None:
-            await self.close(code=4403)
-            return
+            return False
         self.session_id = session.pk
         self.participant_id = session.participant_id
-        self.sent_times: list[float] = []
         # Join first, then read: a delta broadcast meanwhile is in the buffer or in our inbox.
         await self.channel_layer.group_add(group_name(self.session_id), self.channel_name)
         await self.accept()
         await kick(self.session_id)
         await self.send_snapshot()
+        return True
 
-    async def disconnect(self, code: int) -> None:
+    async def close_down(self) -> None:
         if getattr(self, "session_id", None) is not None:
             await self.channel_layer.group_discard(group_name(self.session_id), self.channel_name)
 
@@ -96,21 +91,7 @@ class LiveSessionConsumer(AsyncJsonWebsocketConsumer):
         partial = {pk: await stream_buffer().get(pk) for pk in streaming}
         await self.send_json(await snapshot(session, partial))
 
-    async def receive(self, text_data=None, bytes_data=None, **kwargs) -> None:
-        try:
-            content = json.loads(text_data or "")
-        except ValueError:
-            await self.send_json({"type": "error", "message": "Unreadable message."})
-            return
-        await self.receive_json(content)
-
     async def receive_json(self, content, **kwargs) -> None:
-        if not isinstance(content, dict) or not isinstance(content.get("type"), str):
-            await self.send_json({"type": "error", "message": "Unreadable message."})
-            return
-        if not self._allowed():
-            await self.close(code=4429)
-            return
         kind = content["type"]
         if kind == "ask":
             await self.ask(content.get("text"), content.get("target"))
@@ -119,23 +100,18 @@ class LiveSessionConsumer(AsyncJsonWebsocketConsumer):
         elif kind == "resync":
             await self.send_snapshot()
         else:
-            await self.send_json({"type": "error", "message": "Unknown message."})
-
-    def _allowed(self) -> bool:
-        now = time.monotonic()
-        self.sent_times = [t for t in self.sent_times if now - t < 60] + [now]
-        return len(self.sent_times) <= MAX_MESSAGES_PER_MINUTE
+            await self.send_json(Error(type="error", message="Unknown message."))
 
     async def ask(self, text, target) -> None:
         if not isinstance(text, str) or not isinstance(target, str):
-            await self.send_json({"type": "error", "message": "Unreadable message."})
+            await self.send_json(Error(type="error", message="Unreadable message."))
             return
         try:
             turn = await db(ask_and_start)(
                 session_id=self.session_id, participant_id=self.participant_id, text=text, target=target
             )
         except live_services.LiveError as error:
-            await self.send_json({"type": "error", "message": str(error)})
+            await self.send_json(Error(type="error", message=str(error)))
             return
         message = JudgeMessage(
             type="judge.message", seq=turn.seq, round=turn.round, target=turn.target, text=turn.text
@@ -147,7 +123,7 @@ class LiveSessionConsumer(AsyncJsonWebsocketConsumer):
         try:
             await db(retry_and_start)(session_id=self.session_id, participant_id=self.participant_id)
         except live_services.LiveError as error:
-            await self.send_json({"type": "error", "message": str(error)})
+            await self.send_json(Error(type="error", message=str(error)))
 
     async def dispatch(self, message) -> None:
         # Relayed events touch no database: skip Channels' per-message hop to a thread to

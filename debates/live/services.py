@@ -15,7 +15,7 @@ from django.db import transaction
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
-from debates.draws import draw_record
+from debates.draws import draw_record, same_sequence, sequence_key
 from debates.models import Claim, DebaterConfig, LiveSession, LiveTurn, StudyClaim
 from debates.versions import next_version
 from participants.models import Participant
@@ -120,13 +120,15 @@ def live_session_assign(
         fill = _cell_fill(study, participant.group, now)
         targets = _claim_targets(study)
         cells = [(p, c) for p in protocols for c in claims]
-        group_sessions = LiveSession.objects.filter(participant__study=study, group=participant.group)
-        key = ("claim_cell", participant.group, group_sessions.count())
+        group_sessions = LiveSession.objects.filter(
+            same_sequence(participant), participant__study=study, group=participant.group
+        )
+        key = sequence_key(participant, "claim_cell", participant.group, group_sessions.count())
         chosen = least_filled(
             cells,
             fill,
             lambda cell: targets[cell[1]],
-            preview=participant.is_preview,
+            preview=participant.is_preview or participant.is_pilot,  # they hold no place
             rng=study_rng(study, *key),
         )
         if not chosen:
@@ -165,7 +167,7 @@ def _sides(participant: Participant, protocol: str, claim: Claim, design: LiveDe
     }
     earlier = group_sessions.filter(claim=claim, protocol=protocol).count()
     if protocol == Protocol.DEBATE:
-        key = ("side_a", participant.group, claim.slug)
+        key = sequence_key(participant, "side_a", participant.group, claim.slug)
         side_a, block = block_value(study, key, earlier, 0.5, ("true", "false"))
         draw_record(participant=participant, purpose="side_a", key=key, outcome={"side_a": side_a, **block})
         return {
@@ -175,7 +177,7 @@ def _sides(participant: Participant, protocol: str, claim: Claim, design: LiveDe
         }
     side = ""  # "preferred": the consultant picks its side when the chat starts
     if design.consultant_side == "random":
-        key = ("consultant_correct", participant.group, claim.slug)
+        key = sequence_key(participant, "consultant_correct", participant.group, claim.slug)
         right, block = block_value(study, key, earlier, design.correct_share, ("correct", "incorrect"))
         side = claim.true_side if right == "correct" else ("false" if claim.true_side == "true" else "true")
         outcome = {"consultant": right, "side": side, **block}

@@ -5,12 +5,14 @@ from debates.models.calls import LLMCall
 from debates.models.dialogues import (
     BiasReport,
     Case,
+    Condition,
     ConditionTarget,
     Dialogue,
     DialogueAssignment,
     Judgement,
     StudyDialogue,
     Turn,
+    condition_labels,
     count_words,
 )
 from debates.models.draws import RandomDraw
@@ -35,6 +37,7 @@ __all__ = [
     "Case",
     "Claim",
     "Comparison",
+    "Condition",
     "ConditionTarget",
     "DebaterConfig",
     "Dialogue",
@@ -53,5 +56,6 @@ __all__ = [
     "StudyClaim",
     "StudyDialogue",
     "Turn",
+    "condition_labels",
     "count_words",
 ]

@@ -46,3 +46,6 @@ class LLMCall(models.Model):
         indexes = [models.Index(fields=["study", "created_at"])]
         verbose_name = "model call"
         verbose_name_plural = "model calls (LLM log)"
+
+    def __str__(self) -> str:
+        return f"{self.role or 'call'} to {self.model or self.backend}"

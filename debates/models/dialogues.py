@@ -41,10 +41,73 @@ class Case(models.Model):
         return [s["name"] for s in self.suspects]
 
 
+class Condition(models.Model):
+    """A condition of design A: the baseline, or an intervention such as a bias placed on one
+    side. Conditions are data: the paper's five are created by a migration (the demo's), an
+    experimenter adds others in the admin or in a cases file's "conditions"."""
+
+    slug = models.SlugField(max_length=40, unique=True)
+    label = models.CharField(max_length=100)
+    description = models.CharField(
+        max_length=300,
+        blank=True,
+        help_text="What a participant reads as an answer to 'what kind of manipulation was it?' "
+        "(empty: the label).",
+    )
+    baseline = models.BooleanField(
+        default=False, help_text="No intervention: neither side is active (the comparison condition)."
+    )
+    position = models.PositiveSmallIntegerField(default=100, help_text="Order in lists and reports.")
+
+    class Meta:
+        ordering = ["position", "slug"]
+
+    def __str__(self) -> str:
+        return self.label
+
+
+# The paper's conditions (paper 000): (slug, label, participants' description, baseline,
+# position). Created by a migration, and again whenever cases are imported or built, so a
+# flushed database (tests) or a deleted row never leaves the paper's dialogues without one.
+PAPER_CONDITIONS = [
+    ("baseline", "Baseline", "", True, 0),
+    ("anchoring", "Anchoring", "Anchoring — a side kept steering back to an early reference point", False, 1),
+    (
+        "fallacy_oversight",
+        "Fallacy oversight",
+        "Faulty reasoning — a side used a fallacy that went unchallenged",
+        False,
+        2,
+    ),
+    ("pro_jargon", "Pro-jargon", "Jargon — a side used technical language to sound authoritative", False, 3),
+    ("verbosity", "Verbosity", "Verbosity — a side said far more than it needed to", False, 4),
+]
+
+
+def paper_conditions_ensure() -> None:
+    """Create the paper's conditions that are missing (an existing row is left as it is)."""
+    Condition.objects.bulk_create(
+        [
+            Condition(slug=slug, label=label, description=description, baseline=baseline, position=position)
+            for slug, label, description, baseline, position in PAPER_CONDITIONS
+        ],
+        ignore_conflicts=True,
+    )
+
+
+def condition_labels() -> dict[str, str]:
+    """Every condition's label by slug (the paper's too, even before their rows exist)."""
+    paper = {slug: label for slug, label, *_ in PAPER_CONDITIONS}
+    return paper | dict(Condition.objects.values_list("slug", "label"))
+
+
 class Dialogue(models.Model):
-    """A pre-generated six-turn debate about a case (study design A)."""
+    """A pre-generated debate about a case (study design A), six turns in the paper."""
 
     class Condition(models.TextChoices):
+        """The paper's conditions (paper 000), created as `Condition` rows by a migration; the
+        generation pipeline builds these. Any other `Condition` row is as valid."""
+
         BASELINE = "baseline", "Baseline"
         ANCHORING = "anchoring", "Anchoring"
         FALLACY_OVERSIGHT = "fallacy_oversight", "Fallacy oversight"
@@ -62,7 +125,7 @@ class Dialogue(models.Model):
 
     slug = models.SlugField(max_length=80, unique=True)
     case = models.ForeignKey(Case, on_delete=models.PROTECT, related_name="dialogues")
-    condition = models.CharField(max_length=20, choices=Condition.choices)
+    condition = models.CharField(max_length=40, help_text="A condition's slug (see Conditions).")
     active_side = models.CharField(max_length=10, choices=ActiveSide.choices)
     variant = models.CharField(max_length=4, blank=True)
     side_a = models.CharField(max_length=10, choices=Role.choices, help_text="Whom side A argues is guilty.")
@@ -125,9 +188,17 @@ class Dialogue(models.Model):
         return {"A": 1, "B": -1, "": 0}[self.active_side_letter]
 
 
-class Turn(models.Model):
-    PHASES = {1: "Opening", 2: "Opening", 3: "Rebuttal", 4: "Rebuttal", 5: "Summary", 6: "Summary"}
+def turn_phase(number: int, total: int) -> str:
+    """Opening for the first two turns, summary for the last two, rebuttal between (the
+    paper's six turns: 1-2, 3-4, 5-6); a dialogue of four or fewer turns has no rebuttal."""
+    if number <= 2:
+        return "Opening"
+    if number > total - 2:
+        return "Summary"
+    return "Rebuttal"
 
+
+class Turn(models.Model):
     dialogue = models.ForeignKey(Dialogue, on_delete=models.CASCADE, related_name="turns")
     number = models.PositiveSmallIntegerField()
     speaker = models.CharField(max_length=1, choices=[("A", "Side A"), ("B", "Side B")])
@@ -137,9 +208,13 @@ class Turn(models.Model):
         ordering = ["dialogue", "number"]
         constraints = [models.UniqueConstraint(fields=["dialogue", "number"], name="unique_turn_number")]
 
+    def __str__(self) -> str:
+        return f"Turn {self.number} ({self.phase.lower() or 'turn'}, side {self.speaker})"
+
     @property
     def phase(self) -> str:
-        return self.PHASES.get(self.number, "")
+        total = getattr(self, "_total", None) or self.dialogue.turns.count()
+        return turn_phase(self.number, total)
 
 
 class StudyDialogue(models.Model):
@@ -187,6 +262,9 @@ class DialogueAssignment(models.Model):
     class Meta:
         indexes = [models.Index(fields=["study_dialogue"])]
 
+    def __str__(self) -> str:
+        return f"Reads {self.dialogue}"
+
 
 class Judgement(models.Model):
     participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="judgements")
@@ -201,6 +279,9 @@ class Judgement(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["participant", "dialogue"], name="one_judgement_per_dialogue")
         ]
+
+    def __str__(self) -> str:
+        return f"Side {self.chosen_side}, {self.confidence}% confident"
 
 
 class BiasReport(models.Model):
@@ -218,6 +299,9 @@ class BiasReport(models.Model):
             models.UniqueConstraint(fields=["participant", "dialogue"], name="one_bias_report_per_dialogue")
         ]
 
+    def __str__(self) -> str:
+        return f"Bias seen: {self.present}" + (f", side {self.side}" if self.side else "")
+
 
 class ConditionTarget(models.Model):
     """How many participants a condition (baseline, a bias) should get in a study, across its
@@ -225,7 +309,7 @@ class ConditionTarget(models.Model):
     dialogue (paper 000 over-samples baseline dialogues this way)."""
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="condition_targets")
-    condition = models.CharField(max_length=20, choices=Dialogue.Condition.choices)
+    condition = models.CharField(max_length=40, help_text="A condition's slug.")
     target = models.PositiveIntegerField()
 
     class Meta:
@@ -235,4 +319,4 @@ class ConditionTarget(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.get_condition_display()}: {self.target}"
+        return f"{condition_labels().get(self.condition, self.condition)}: {self.target}"

@@ -16,3 +16,6 @@ class RandomDraw(models.Model):
     class Meta:
         ordering = ["participant", "id"]
         indexes = [models.Index(fields=["participant", "purpose"])]
+
+    def __str__(self) -> str:
+        return f"{self.purpose} ({self.key})"

@@ -109,6 +109,10 @@ class Comparison(models.Model):
         ]
         indexes = [models.Index(fields=["instance", "is_check"])]
 
+    def __str__(self) -> str:
+        what = "Attention check" if self.is_check else "Comparison"
+        return f"{what} {self.order} of step {self.position}"
+
     @property
     def winner(self) -> str:
         """'1', '2' (the instance's excerpts, whatever the display order) or 'tie'."""

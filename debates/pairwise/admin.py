@@ -9,10 +9,11 @@ from django import forms
 from django.contrib import admin, messages
 from django.http import Http404
 from django.urls import path, reverse
-from django.utils.html import format_html_join
+from django.utils.html import format_html, format_html_join
 
 from common.downloads import streamed_download
 from debates.admin_base import ImportForm, InUseAdmin, ReadOnlyAdmin, import_page
+from debates.formats import format_urls
 from debates.models import Comparison, Dialogue, InstanceSet, LiveSession, PersuasionDialogue
 from debates.pairwise.imports import set_csv_lines, set_import, set_json_lines
 from debates.pairwise.sampler import (
@@ -31,7 +32,7 @@ instance_set_urls: list[Callable] = []
 
 class InstanceSetImportForm(ImportForm):
     file = forms.FileField(
-        help_text="A rostrum.instances/1 JSON file, or a CSV file of instances (see docs/instance-format.md)."
+        help_text="A rostrum.instances/1 JSON file, or a CSV file of instances (the format is linked above)."
     )
     into = forms.ModelChoiceField(
         queryset=InstanceSet.objects.all(),
@@ -43,7 +44,8 @@ class InstanceSetImportForm(ImportForm):
 @admin.register(InstanceSet)
 class InstanceSetAdmin(InUseAdmin):
     list_display = ["slug", "title", "instance_count", "per_pair", "annotations_per_instance", "links"]
-    readonly_fields = ["shortfalls", "created_at"]
+    readonly_fields = ["shortfall_table", "created_at"]
+    exclude = ["shortfalls"]
     actions = ["build_from_dialogues", "build_from_live_debates", "build_from_persuasion"]
     change_list_template = "admin/debates/instanceset/change_list.html"
     studies_using = staticmethod(instance_set_studies)
@@ -53,10 +55,26 @@ class InstanceSetAdmin(InUseAdmin):
         wrap = self.admin_site.admin_view
         return [
             path("import/", wrap(self.import_view), name="debates_instanceset_import"),
+            *format_urls(self.admin_site, "instances"),
             path("<int:set_id>/export.<str:fmt>", wrap(self.export_view), name="debates_instanceset_export"),
             *[url for factory in instance_set_urls for url in factory(self.admin_site)],
             *super().get_urls(),
         ]
+
+    @admin.display(description="Pairs with too few candidates")
+    def shortfall_table(self, pool: InstanceSet) -> str:
+        """The sampler's shortfalls (pair of interlocutors × stance: wanted, found), as a table."""
+        if not pool.shortfalls:
+            return "None: every pair of interlocutors got its instances."
+        rows = (
+            (" × ".join(s.get("pair", [])), s.get("stance", ""), s.get("wanted", ""), s.get("found", ""))
+            for s in pool.shortfalls
+        )
+        return format_html(
+            "<table><thead><tr><th>Interlocutors</th><th>Stance</th><th>Wanted</th><th>Found</th></tr>"
+            "</thead><tbody>{}</tbody></table>",
+            format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", rows),
+        )
 
     @admin.display(description="Instances")
     def instance_count(self, pool: InstanceSet) -> int:
@@ -155,6 +173,7 @@ class InstanceSetAdmin(InUseAdmin):
             form_class=InstanceSetImportForm,
             run=run,
             done="admin:debates_instanceset_changelist",
+            fmt="instances",
         )
 
     def export_view(self, request, set_id: int, fmt: str):

@@ -14,7 +14,7 @@ from datetime import datetime
 from django.db import transaction
 from django.db.models import QuerySet
 
-from debates.draws import draw_record
+from debates.draws import draw_record, same_sequence, sequence_key
 from debates.models import Comparison, Instance, InstanceSet
 from debates.versions import next_version
 from participants.models import Participant
@@ -103,8 +103,10 @@ def comparisons_assign(
         pool = InstanceSet.objects.select_for_update().get(pk=instance_set.pk)
         if Comparison.objects.filter(participant=participant, position=position).exists():
             return  # a second tab won the race
-        annotators = Comparison.objects.filter(instance__instance_set=pool).values("participant").distinct()
-        key = ("comparisons", pool.slug, annotators.count())
+        annotators = Comparison.objects.filter(same_sequence(participant), instance__instance_set=pool)
+        key = sequence_key(
+            participant, "comparisons", pool.slug, annotators.values("participant").distinct().count()
+        )
         rng = rng or study_rng(participant.study, *key)
         seen = set(
             Comparison.objects.filter(
@@ -114,7 +116,12 @@ def comparisons_assign(
         fill = instance_fill(pool, now)
         ids = [i for i in pool.instances.values_list("pk", flat=True) if i not in seen]
         chosen = least_filled(
-            ids, fill, pool.annotations_per_instance, k=per_annotator, preview=participant.is_preview, rng=rng
+            ids,
+            fill,
+            pool.annotations_per_instance,
+            k=per_annotator,
+            preview=participant.is_preview or participant.is_pilot,  # they hold no place
+            rng=rng,
         )
         if not chosen:
             raise StepUnavailable(Participant.Status.STUDY_FULL, "Every instance has its annotations.")

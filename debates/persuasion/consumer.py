@@ -2,16 +2,14 @@
 group, send snapshots and relay streamed text, and pass the participant's turn to the
 services. While connected, the page's consumer also keeps the dialogue's clocks (the time
 limit, a silent or departed partner, the waiting room) every PERSUASION_CHECK_SECONDS, so a
-participant is never stranded waiting for the watchdog."""
+participant is never stranded waiting for the watchdog. The limits (sockets per token,
+reconnections, frames) and the reading of frames are the shared base's (debates.sockets)."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import time
 
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.utils import timezone
 
@@ -19,12 +17,13 @@ from debates.models import PersuasionDialogue, PersuasionTurn
 from debates.persuasion import services
 from debates.persuasion.realtime import CHANGED, EVENT, abroadcast, buffer, group_name
 from debates.persuasion.tasks import dispatch, turns_start
+from debates.sockets import UNREADABLE, ParticipantSocket, SocketLimits, error
 from debates.streaming import db
 from participants.services import participant_by_token, participant_current_step
 from studies import registry
 
 log = logging.getLogger(__name__)
-MAX_MESSAGES_PER_MINUTE = 30
+MAX_MESSAGES_PER_MINUTE = SocketLimits.frames_per_minute  # every frame counts (debates.sockets)
 Status = PersuasionDialogue.Status
 
 
@@ -82,21 +81,20 @@ def say_and_start(**kwargs) -> PersuasionTurn:
     return turn
 
 
-class PersuasionConsumer(AsyncJsonWebsocketConsumer):
-    async def connect(self) -> None:
-        seat = await seat_for_token(self.scope["url_route"]["kwargs"]["token"])
+class PersuasionConsumer(ParticipantSocket):
+    async def open(self, token: str) -> bool:
+        seat = await seat_for_token(token)
         if seat is None:
-            await self.close(code=4403)
-            return
+            return False
         self.dialogue_id, self.participant_id, self.step = seat
-        self.sent_times: list[float] = []
         await self.channel_layer.group_add(group_name(self.dialogue_id), self.channel_name)
         await self.accept()
         await kick(self.dialogue_id)
         await self.send_snapshot()
         self.clock = asyncio.ensure_future(self.keep_clocks())
+        return True
 
-    async def disconnect(self, code: int) -> None:
+    async def close_down(self) -> None:
         if getattr(self, "clock", None) is not None:
             self.clock.cancel()
         if getattr(self, "dialogue_id", None) is not None:
@@ -119,37 +117,18 @@ class PersuasionConsumer(AsyncJsonWebsocketConsumer):
         # Pure computation from here (the protocol's state is replayed once per change and kept).
         await self.send_json(services.snapshot_for(dialogue, side, partial, turns))
 
-    async def receive(self, text_data=None, bytes_data=None, **kwargs) -> None:
-        try:
-            content = json.loads(text_data or "")
-        except ValueError:
-            await self.send_json({"type": "error", "message": "Unreadable message."})
-            return
-        await self.receive_json(content)
-
     async def receive_json(self, content, **kwargs) -> None:
-        if not isinstance(content, dict) or not isinstance(content.get("type"), str):
-            await self.send_json({"type": "error", "message": "Unreadable message."})
-            return
-        if not self._allowed():
-            await self.close(code=4429)
-            return
         kind = content["type"]
         if kind == "say":
             await self.say(content.get("text"))
         elif kind == "resync":
             await self.send_snapshot()
         else:
-            await self.send_json({"type": "error", "message": "Unknown message."})
-
-    def _allowed(self) -> bool:
-        now = time.monotonic()
-        self.sent_times = [t for t in self.sent_times if now - t < 60] + [now]
-        return len(self.sent_times) <= MAX_MESSAGES_PER_MINUTE
+            await self.send_json(error("Unknown message."))
 
     async def say(self, text) -> None:
         if not isinstance(text, str):
-            await self.send_json({"type": "error", "message": "Unreadable message."})
+            await self.send_json(error(UNREADABLE))
             return
         try:
             await db(say_and_start)(
@@ -158,8 +137,8 @@ class PersuasionConsumer(AsyncJsonWebsocketConsumer):
                 text=text,
                 now=timezone.now(),
             )
-        except services.PersuasionError as error:
-            await self.send_json({"type": "error", "message": str(error)})
+        except services.PersuasionError as problem:
+            await self.send_json(error(str(problem)))
             return
         await abroadcast(self.dialogue_id, CHANGED)
 

@@ -19,7 +19,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from debates.draws import draw_record
+from debates.draws import draw_record, sequence_key
 from debates.models import AgentConfig, PersuasionDialogue, PersuasionTurn, RandomDraw, Topic
 from debates.persuasion import language
 from debates.persuasion.protocol import Game, other
@@ -147,7 +147,7 @@ def dialogue_for(ctx: StepContext, design: PersuasionDesign) -> PersuasionDialog
 def _side(participant: Participant, study: Study, position: int, design: PersuasionDesign) -> str:
     if design.side in ("pro", "con"):
         return design.side
-    key = ("persuasion_side", position)
+    key = sequence_key(participant, "persuasion_side", position)  # pilots: a sequence of their own
     ordinal = RandomDraw.objects.filter(
         participant__study=study, purpose="persuasion_side", key=":".join(map(str, key))
     ).count()

@@ -4,6 +4,11 @@
  * their sequence number; streamed text arrives as deltas carrying their character offset,
  * so a duplicate is dropped and a gap (a lost frame) triggers a resync. All text is put on
  * the page with textContent: nothing the model or a participant writes is parsed as HTML.
+ *
+ * On a small screen the page follows the message being written, keeping its newest line
+ * above the status bar (which sticks to the bottom of the screen), until the reader scrolls
+ * up; then a "New text below" button brings them back and following resumes. When the
+ * conversation is over, the button to continue is scrolled into view.
  */
 (function () {
   "use strict";
@@ -19,6 +24,8 @@
   var retryBox = document.getElementById("retry-box");
   var retryButton = document.getElementById("retry");
   var finish = document.getElementById("finish");
+  var bar = root.querySelector(".live-bar");
+  var newBelow = document.getElementById("new-below");
   var names = { A: "Debater A", B: "Debater B", C: "AI advisor", J: "You" };
 
   var turns = {}; // seq -> {seq, speaker, round, target, text, status, el}
@@ -30,6 +37,9 @@
   var failedMessage = "";
   var errorMessage = ""; // the server refused our last message: shown until the next event
   var wasJudgeTurn = false;
+  var follow = true; // keep the message being written in view (false once the reader scrolls up)
+  var lastY = window.scrollY;
+  var wasOver = false;
 
   function sideLabel(speaker) {
     var side = state.sides && state.sides[speaker];
@@ -145,6 +155,66 @@
     statusLine.textContent = text;
   }
 
+  // --- Following the text on a small screen ---------------------------------------------
+
+  function visibleBottom() {
+    // The status bar covers the bottom of the screen while it sticks there.
+    return Math.min(bar.getBoundingClientRect().top, window.innerHeight) - 8;
+  }
+
+  function below(el) {
+    return el.getBoundingClientRect().bottom > visibleBottom() + 1;
+  }
+
+  function bringUp(el) {
+    var over = el.getBoundingClientRect().bottom - visibleBottom();
+    if (over > 0) window.scrollBy(0, over);
+    lastY = window.scrollY;
+  }
+
+  function lastMessage() {
+    var last = null;
+    Object.keys(turns).forEach(function (k) {
+      if (turns[k].el && (!last || turns[k].seq > last.seq)) last = turns[k];
+    });
+    return last;
+  }
+
+  function over() {
+    return !!finish && !finish.disabled && state.done;
+  }
+
+  function track() {
+    var busy = writing();
+    if (busy && busy.el && follow) bringUp(busy.el);
+    if (over() && !wasOver && follow) {
+      finish.scrollIntoView({ block: "center" });
+      lastY = window.scrollY;
+    }
+    wasOver = over();
+    var hidden = follow || !((busy && busy.el && below(busy.el)) || over());
+    newBelow.textContent = over() ? "Continue below ↓" : "New text below ↓";
+    newBelow.hidden = hidden;
+  }
+
+  window.addEventListener("scroll", function () {
+    var y = window.scrollY;
+    if (y < lastY - 2) follow = false; // the reader scrolled up to read
+    lastY = y;
+    var busy = writing();
+    if (busy && busy.el && !below(busy.el)) follow = true; // back down at the new text
+    if (over() && finish.getBoundingClientRect().bottom <= window.innerHeight) follow = true;
+    if (follow) newBelow.hidden = true;
+  }, { passive: true });
+
+  newBelow.addEventListener("click", function () {
+    follow = true;
+    newBelow.hidden = true;
+    if (over()) { finish.scrollIntoView({ block: "center" }); lastY = window.scrollY; return; }
+    var target = writing() || lastMessage();
+    if (target && target.el) bringUp(target.el);
+  });
+
   function handle(m) {
     if (m.type !== "error") errorMessage = "";
     switch (m.type) {
@@ -188,12 +258,14 @@
         break;
     }
     refresh();
+    track();
   }
 
   function send(target, text) {
     if (!socket || !connected || waiting) return;
     errorMessage = "";
     waiting = true;
+    follow = true; // the judge is at the question box, below the conversation: show the replies
     socket.send(JSON.stringify({ type: "ask", target: target, text: text }));
     refresh();
   }

@@ -47,7 +47,12 @@ def test_database_and_redis_urls_switch_to_production_parts():
         " s.CHANNEL_LAYERS['default']['BACKEND'], s.CELERY_TASK_ALWAYS_EAGER, s.CELERY_BROKER_URL)"
     )
     result = run(
-        {"DATABASE_URL": "postgres://u:p@db.example:6543/rostrum", "REDIS_URL": "redis://cache:6379/2"}, code
+        {
+            "DATABASE_URL": "postgres://u:p@db.example:6543/rostrum",
+            "REDIS_URL": "redis://cache:6379/2",
+            "DEBUG": "1",
+        },
+        code,
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == [
@@ -66,15 +71,21 @@ def test_database_and_redis_urls_switch_to_production_parts():
 @pytest.mark.parametrize(
     "env, message",
     [
-        ({"DATABASE_URL": "mysql://x/y"}, "DATABASE_URL must start with sqlite:/// or postgres://"),
-        ({"DATABASE_URL": "postgres://host"}, "DATABASE_URL must name the database"),
-        ({"DATABASE_URL": "postgres://host:port/db"}, "DATABASE_URL has a bad port"),
+        (
+            {"DATABASE_URL": "mysql://x/y", "DEBUG": "1"},
+            "DATABASE_URL must start with sqlite:/// or postgres://",
+        ),
+        ({"DATABASE_URL": "postgres://host", "DEBUG": "1"}, "DATABASE_URL must name the database"),
+        ({"DATABASE_URL": "postgres://host:port/db", "DEBUG": "1"}, "DATABASE_URL has a bad port"),
         ({"REDIS_URL": "http://localhost"}, "REDIS_URL must start with redis://"),
         ({"DEBUG": "maybe"}, "DEBUG must be a boolean"),
         ({"DEBUG": "0"}, "SECRET_KEY must be set when DEBUG is off"),
         ({"DEBUG": "0", "SECRET_KEY": "short"}, "SECRET_KEY must be at least 50 characters"),
         ({"DEBUG": "0", "SECRET_KEY": GOOD_KEY}, "ALLOWED_HOSTS must be set when DEBUG is off"),
-        ({"DB_POOL_MAX": "lots", "DATABASE_URL": "postgres://h/db"}, "DB_POOL_MAX must be an integer"),
+        (
+            {"DB_POOL_MAX": "lots", "DATABASE_URL": "postgres://h/db", "DEBUG": "1"},
+            "DB_POOL_MAX must be an integer",
+        ),
     ],
 )
 def test_bad_values_fail_at_start_up(env, message):

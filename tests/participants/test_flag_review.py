@@ -75,10 +75,21 @@ class TestAdmin:
     def test_flagged_participants_are_excluded_only_by_the_experimenter(self, experimenter, cast):
         bot = cast["bot"]
         assert not bot.excluded and not Exclusion.objects.filter(participant=bot).exists()
-        experimenter.post(
+        asked = experimenter.post(
             "/admin/participants/participant/", {"action": "exclude_manually", "_selected_action": [bot.pk]}
         )
-        assert Exclusion.objects.get(participant=bot).reason == Exclusion.Reason.MANUAL
+        assert "Why are they excluded" in asked.content.decode() and not Exclusion.objects.exists()
+        experimenter.post(
+            "/admin/participants/participant/",
+            {
+                "action": "exclude_manually",
+                "_selected_action": [bot.pk],
+                "confirm": "yes",
+                "reason": "pasted every answer",
+            },
+        )
+        exclusion = Exclusion.objects.get(participant=bot)
+        assert (exclusion.reason, exclusion.detail) == (Exclusion.Reason.MANUAL, "pasted every answer")
         experimenter.post(
             "/admin/participants/participant/", {"action": "revoke_exclusions", "_selected_action": [bot.pk]}
         )

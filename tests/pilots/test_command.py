@@ -54,6 +54,10 @@ def test_pilots_walk_a_draft_study_and_get_a_report_of_their_own(server, tmp_pat
     assert pilots.count() == 3
     assert set(pilots.values_list("is_pilot", "status")) == {(True, Participant.Status.COMPLETED)}
     assert "Endings: CMYSTDONE ×3" in output
+    # They answer at once: excluded for reading speed, which the output says is expected of pilots.
+    assert (
+        "Exclusions from analysis: " in output and "wpm ×3 (expected of pilots: they answer at once" in output
+    )
     study.refresh_from_db()
     assert study.entered_at is None and study.status == Study.Status.DRAFT  # still a draft to edit
     assert exported_pids(study) == []  # the real data have none of them

@@ -33,6 +33,10 @@ LIVE_ENV = {
 }
 
 
+# As the Makefile and docker/Dockerfile start it: httptools with limits on the request head.
+SERVER_OPTIONS = ["--http", "config.protocol:LimitedHttpTools"]
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -56,6 +60,9 @@ def server_env(**extra: str) -> dict[str, str]:
         DEBUG="1",
         ALLOWED_HOSTS="127.0.0.1,localhost",
         PYTHONUNBUFFERED="1",
+        # Every test's browser comes from 127.0.0.1: no per-address limits (tests/security's own).
+        ENTRY_RATE_LIMITS="off",
+        PLACE_RATE_LIMITS="off",
     )
     if settings.REDIS_URL:
         env["REDIS_URL"] = settings.REDIS_URL
@@ -94,7 +101,7 @@ def asgi_server(workers: int = 1, **env: str) -> Iterator[str]:
     """Run `uvicorn config.asgi:application`; yields its base URL."""
     port = free_port()
     args = [str(BIN / "uvicorn"), "config.asgi:application", "--host", "127.0.0.1", "--port", str(port)]
-    args += ["--no-access-log", "--workers", str(workers)]
+    args += ["--no-access-log", "--workers", str(workers), *SERVER_OPTIONS]
     process = subprocess.Popen(
         args, cwd=ROOT, env=server_env(**env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )

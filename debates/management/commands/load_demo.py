@@ -2,6 +2,7 @@
 
 import secrets
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -12,6 +13,27 @@ from debates.demo.persona import design_b_judge_jobs
 from studies.models import Study
 
 PASSWORD_FILE = Path(settings.BASE_DIR) / "var" / "demo-admin.txt"
+LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
+
+
+def exposure_advice(base_url: str) -> list[str]:
+    """How to let others see the demo safely: it runs with DEBUG on and a development key."""
+    url = urlsplit(base_url)
+    port = url.port or 8000
+    lines = []
+    if url.hostname not in LOOPBACK:
+        lines.append(
+            f"WARNING: {base_url} is not this machine's loopback address. The demo runs with DEBUG on, a "
+            "development secret key and no TLS: never let it answer a network directly."
+        )
+    return [
+        *lines,
+        "The demo is for this machine (keep HOST=127.0.0.1). To show it to others, either",
+        f"  - let them in over SSH: ssh -N -L {port}:127.0.0.1:{port} you@this-machine, then open "
+        f"http://127.0.0.1:{port}/ there, or",
+        f"  - keep it on 127.0.0.1:{port} behind a TLS proxy (nginx, Caddy) with the production settings: "
+        "DEBUG=0, your own SECRET_KEY, ALLOWED_HOSTS (README: Showing the demo to others).",
+    ]
 
 
 class Command(BaseCommand):
@@ -49,6 +71,7 @@ class Command(BaseCommand):
         if admin:
             self.admin_login(base_url)
         self.print_links(base_url, demo.studies)
+        self.stdout.write("\n" + "\n".join(exposure_advice(base_url)))
 
     def admin_login(self, base_url: str) -> None:
         PASSWORD_FILE.parent.mkdir(parents=True, exist_ok=True)

@@ -5,10 +5,11 @@ then the study's report on their data only, and the pages where they got stuck o
 import logging
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from participants.services import PILOT_STUDY_STATUSES
-from pilots.services import run_pilot
+from pilots.services import exclusions_text, run_pilot
 from studies.models import Study
 
 
@@ -24,7 +25,11 @@ class Command(BaseCommand):
         parser.add_argument("--participants", type=int, required=True, help="how many simulated participants")
         parser.add_argument("--policy", choices=["scripted", "llm"], default="scripted")
         parser.add_argument("--concurrency", type=int, default=4, help="participants at a time (default 4)")
-        parser.add_argument("--base-url", default="http://127.0.0.1:8000", help="the running server")
+        parser.add_argument(
+            "--base-url",
+            default=getattr(settings, "SITE_URL", "http://127.0.0.1:8000"),
+            help="the running server (default: SITE_URL)",
+        )
         parser.add_argument(
             "--model", default="", help="with --policy llm: the model (through debates/llm.py)"
         )
@@ -66,8 +71,7 @@ class Command(BaseCommand):
         endings = ", ".join(f"{code} ×{n}" for code, n in sorted(result.endings.items()))
         self.stdout.write(f"Endings: {endings}")
         if result.exclusions:
-            excluded = ", ".join(f"{reason} ×{n}" for reason, n in sorted(result.exclusions.items()))
-            self.stdout.write(f"Exclusions from analysis: {excluded}")
+            self.stdout.write(f"Exclusions from analysis: {exclusions_text(result.exclusions)}")
         if result.problems:
             self.stdout.write(
                 self.style.WARNING("Pages where simulated participants got stuck or failed checks:")

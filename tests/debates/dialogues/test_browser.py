@@ -297,7 +297,7 @@ def focus_style(page: Page) -> dict:
     )
 
 
-def tab_to(page: Page, selector: str, limit: int = 30) -> dict:
+def tab_to(page: Page, selector: str, limit: int = 80) -> dict:  # the debate's [E4] buttons are tab stops
     """Press Tab until the element matching `selector` has focus; it must show its focus."""
     for _ in range(limit):
         page.keyboard.press("Tab")

@@ -5,7 +5,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from debates.models import BiasReport, DialogueAssignment, Judgement
+from debates.models import BiasReport, Condition, Dialogue, DialogueAssignment, Judgement, StudyDialogue
 from participants.models import Exclusion, Participant, Response
 from tests.support.cast import Walker
 
@@ -30,7 +30,9 @@ class TestStoryAndDialogue:
         html = w.page()[0].content.decode()
         dialogue = a.dialogue
         for turn in dialogue.turns.all():
-            first_words = turn.text.split("\n")[0][:60].replace("'", "&#x27;").replace('"', "&quot;")
+            # Up to the first citation ([E4] becomes a button that opens the evidence unit).
+            first = turn.text.split("\n")[0].split("[")[0][:60]
+            first_words = first.replace("'", "&#x27;").replace('"', "&quot;")
             assert first_words in html
         assert f"argues that <strong>{dialogue.suspect_for('A')}</strong>" in html
         assert f"argues that <strong>{dialogue.suspect_for('B')}</strong>" in html
@@ -124,6 +126,19 @@ class TestJudgementAndChecks:
         )
         report = BiasReport.objects.get(participant__prolific_pid=w.pid)
         assert (report.present, report.side, report.bias_type) == ("no", "", "")
+
+    def test_bias_detection_offers_the_studys_own_conditions_as_data(self, mystery_study):
+        Condition.objects.create(
+            slug="sarcasm", label="Sarcasm", description="Sarcasm — a side mocked the other"
+        )
+        only = StudyDialogue.objects.filter(study=mystery_study).order_by("pk").first().dialogue
+        Dialogue.objects.filter(pk=only.pk).update(condition="sarcasm", active_side="rival", variant="V1")
+        StudyDialogue.objects.filter(study=mystery_study).exclude(dialogue=only).update(active=False)
+        w, a = self.walk_to(mystery_study, "About the debate")
+        _, form = w.page()
+        assert form.radios["bias_type"] == ["sarcasm", "other"]
+        w.submit({"present": "yes", "side": "B", "bias_type": "sarcasm"}, form)
+        assert BiasReport.objects.get(participant__prolific_pid=w.pid).bias_type == "sarcasm"
 
     def test_the_recall_check_asks_the_cases_own_question(self, mystery_study):
         w, a = self.walk_to(mystery_study, "One more question about the debate")

@@ -36,6 +36,7 @@ def test_a_generation_job_is_added_from_its_form_and_a_case_without_evidence_is_
         "config__seed": "1",
         "config__words_per_turn": "170",
         "config__attempts": "3",
+        "config__turns": "6",
     }
     Case.objects.filter(slug="orchard-recital").update(evidence=[])
     refused = experimenter.post(url, data)

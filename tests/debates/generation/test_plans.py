@@ -131,3 +131,12 @@ def test_the_quality_total_is_the_sum_of_six_dimensions_of_five_points():
     assert prompts.quality_total(answer) == 30
     answer["scores"]["conduct"] = 2
     assert prompts.quality_total(answer) == 27 == prompts.PASS_MARK
+
+
+def test_a_shorter_protocol_keeps_openings_and_summaries_and_anchors_from_turn_three():
+    s = Setup(CASE, "culprit", specs.condition_numbered(2), turns=4)
+    turns = plans.plan(s, REASONS)
+    assert [t.phase for t in turns] == ["opening", "opening", "summary", "summary"]
+    assert [t.bias for t in turns] == ["", "", "anchoring", ""]
+    text = prompts.rollout_prompt(prompts.ROLLOUT_TEMPLATE, s, turns[2], [("A", "x"), ("B", "y")])
+    assert "Current turn id: 3 of 4 (summary)" in text

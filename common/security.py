@@ -1,0 +1,77 @@
+"""Security middleware for every page: a default Content-Security-Policy, the admin's
+address allow-list; and for the admin's login throttle (django-axes), the client address it
+counts and the page a locked-out login sees.
+
+Participant pages set their own, stricter policy (participants.views.CSP); every other
+response (the admin, its analysis pages, the API, the home page) gets `DEFAULT_CSP` unless
+its view set one. X-Frame-Options comes from Django's XFrameOptionsMiddleware (DENY)."""
+
+from __future__ import annotations
+
+import ipaddress
+
+from django.conf import settings
+from django.contrib import admin
+from django.core.exceptions import MiddlewareNotUsed
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+
+# The admin's pages load only our own static files. Its scripts are files (Django's admin
+# passes data in data- attributes, ours too: static/js/job_progress.js), but its templates
+# and ours use style attributes and <style> blocks, and htmx adds one: inline styles stay.
+DEFAULT_CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; "
+    "frame-ancestors 'none'"
+)
+ADMIN_PREFIX = "/admin/"
+
+
+class SecurityHeaders:
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        response.headers.setdefault("Content-Security-Policy", DEFAULT_CSP)
+        return response
+
+
+class AdminNetworks:
+    """With ADMIN_ALLOWED_NETWORKS set, the admin does not exist (404) for other addresses."""
+
+    def __init__(self, get_response) -> None:
+        if not settings.ADMIN_ALLOWED_NETWORKS:
+            raise MiddlewareNotUsed
+        self.get_response = get_response
+        self.networks = [ipaddress.ip_network(n, strict=False) for n in settings.ADMIN_ALLOWED_NETWORKS]
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.path_info.startswith(ADMIN_PREFIX) and not self.allowed(client_address(request)):
+            raise Http404("No such page")
+        return self.get_response(request)
+
+    def allowed(self, address: str | None) -> bool:
+        try:
+            ip = ipaddress.ip_address(address or "")
+        except ValueError:
+            return False
+        return any(ip in network for network in self.networks)
+
+
+def client_address(request: HttpRequest) -> str | None:
+    """The peer's address as the server saw it. Behind a proxy, uvicorn's --proxy-headers
+    puts the client's there (X-Forwarded-For, from trusted proxies only); a header a client
+    sends itself is never read here."""
+    return request.META.get("REMOTE_ADDR")
+
+
+def login_locked_out(request: HttpRequest, original_response=None, credentials=None) -> HttpResponse:
+    """What a username and address locked out of the admin's login see (AXES_LOCKOUT_CALLABLE)."""
+    context = {
+        **admin.site.each_context(request),
+        "title": "Login locked",
+        "minutes": int(settings.AXES_COOLOFF_TIME.total_seconds() // 60),
+        "failures": settings.AXES_FAILURE_LIMIT,
+    }
+    return render(request, "admin/locked_out.html", context, status=429)

@@ -1,0 +1,237 @@
+"""What every participant websocket shares (design B's `/ws/live/<token>/`, design C's
+`/ws/persuasion/<token>/`): limits that hold across reconnections and server processes, and
+a frame reader that answers junk with an error instead of dying on it.
+
+- Per token, counted in the cache (Redis in production, so across server processes; memory
+  in the embedded default): at most `sockets_per_token` open at once and at most
+  `connects_per_minute` connection attempts (a reconnect loop). Refused at the handshake
+  with close code 4429; the browser's back-off (static/js) then waits longer each time.
+- Per socket: every frame counts toward `frames_per_minute` (junk, binary and oversized
+  frames too); one more within the minute closes the socket with 4429: that is abuse.
+- A frame that is binary, longer than `max_frame_chars`, not JSON, nested deeper than
+  `max_depth` (measured before `json.loads`, whose recursion a 100,000-deep array would
+  blow), holding a NUL character or a lone surrogate (PostgreSQL stores neither), or not an
+  object with a string `type`, is answered with an error message (`SocketError`) and the
+  socket stays open.
+
+A consumer subclasses `ParticipantSocket` and writes `open()` (authenticate, join its
+group, accept, first messages; False refuses with 4403), `close_down()` (leave) and
+`receive_json()` (a checked message). Limits are `SocketLimits`, overridable with the
+`WEBSOCKET_LIMITS` setting (a dict of the same names).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Literal, TypedDict
+
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.conf import settings
+
+from debates.streaming import db
+from participants import limits
+
+FORBIDDEN = 4403  # no such participant, or not at a step with this socket
+TOO_MANY = 4429  # too many sockets, connection attempts or frames
+TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # participants' tokens (secrets.token_urlsafe)
+OPEN_TTL_S = 2 * 3600  # a count left by a server process that died is forgotten after this
+UNREADABLE = "Unreadable message."
+
+
+@dataclass(frozen=True)
+class SocketLimits:
+    sockets_per_token: int = 4  # two tabs and a refresh whose old socket is still closing
+    connects_per_minute: int = 20  # the browser backs off to one attempt per 8 s
+    frames_per_minute: int = 30
+    max_frame_chars: int = 16_384  # a message's text is at most 2,000 characters
+    max_depth: int = 20  # our messages are flat objects
+
+
+def socket_limits() -> SocketLimits:
+    return SocketLimits(**getattr(settings, "WEBSOCKET_LIMITS", {}))
+
+
+class SocketError(TypedDict):
+    """The error every participant websocket answers with (design B's `realtime.Error`)."""
+
+    type: Literal["error"]
+    message: str
+
+
+def error(message: str) -> SocketError:
+    return SocketError(type="error", message=message)
+
+
+# --- Reading a frame ---------------------------------------------------------------------
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def too_deep(text: str, max_depth: int) -> bool:
+    """Whether JSON text opens more than `max_depth` arrays or objects inside each other,
+    brackets inside strings aside. Cheap for ordinary messages: only a text with more
+    brackets than the limit is scanned."""
+    if text.count("[") + text.count("{") <= max_depth:
+        return False
+    depth = 0
+    for match in _BRACKET.finditer(_STRING.sub('""', text)):
+        if match.group() in "[{":
+            depth += 1
+            if depth > max_depth:
+                return True
+        else:
+            depth -= 1
+    return False
+
+
+def _storable(value) -> str:
+    """'' if every string of the message (keys too) can be stored, else the problem."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            return "Messages cannot contain a NUL character."
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate ("\ud800")
+            return UNREADABLE
+        return ""
+    if isinstance(value, dict):
+        parts = [*value.keys(), *value.values()]
+    elif isinstance(value, list):
+        parts = value
+    else:
+        return ""
+    for part in parts:
+        problem = _storable(part)
+        if problem:
+            return problem
+    return ""
+
+
+def read_frame(text: str | None, data: bytes | None, limits: SocketLimits) -> tuple[dict | None, str]:
+    """(message, '') for a readable message, else (None, what to tell the sender)."""
+    if text is None:
+        return None, UNREADABLE  # a binary frame: our browsers send text
+    if len(text) > limits.max_frame_chars:
+        return None, f"Message too long: at most {limits.max_frame_chars} characters."
+    if "\x00" in text:
+        return None, "Messages cannot contain a NUL character."
+    if too_deep(text, limits.max_depth):
+        return None, f"Message nested too deeply: at most {limits.max_depth} levels."
+    try:
+        content = json.loads(text)
+    except (ValueError, RecursionError):
+        return None, UNREADABLE
+    if not isinstance(content, dict) or not isinstance(content.get("type"), str):
+        return None, UNREADABLE
+    problem = _storable(content)
+    return (None, problem) if problem else (content, "")
+
+
+class FrameCounter:
+    """Frames of one socket in the last minute (a sliding window)."""
+
+    def __init__(self, per_minute: int) -> None:
+        self.per_minute = per_minute
+        self.times: deque[float] = deque(maxlen=per_minute)
+
+    def take(self, now: float) -> bool:
+        if len(self.times) == self.per_minute and now - self.times[0] < 60:
+            return False
+        self.times.append(now)
+        return True
+
+
+# --- Counting sockets per token ----------------------------------------------------------
+
+
+def _open_key(token: str) -> str:
+    return f"ws-open:{token}"
+
+
+@db
+def socket_admit(token: str, caps: SocketLimits) -> int | None:
+    """Count a connection attempt and, if allowed, one more open socket of the token; the
+    close code to refuse with otherwise."""
+    if limits.rate_hit("ws-connect", token, [f"{caps.connects_per_minute}/60"]):
+        return TOO_MANY
+    if limits.count_add(_open_key(token), 1, OPEN_TTL_S) > caps.sockets_per_token:
+        limits.count_add(_open_key(token), -1, OPEN_TTL_S)
+        return TOO_MANY
+    return None
+
+
+@db
+def socket_release(token: str) -> None:
+    if limits.count_add(_open_key(token), -1, OPEN_TTL_S) < 0:  # a count lost meanwhile
+        limits.count_add(_open_key(token), 1, OPEN_TTL_S)
+
+
+# --- The consumers' base -----------------------------------------------------------------
+
+
+class ParticipantSocket(AsyncJsonWebsocketConsumer):
+    """A participant's websocket, authenticated by the token in its URL. See the module."""
+
+    async def connect(self) -> None:
+        token = self.scope["url_route"]["kwargs"]["token"]
+        self.caps = caps = socket_limits()
+        self.frames = FrameCounter(caps.frames_per_minute)
+        self.counted_token = ""
+        self.closing = False
+        if not TOKEN.match(token):
+            await self.close(code=FORBIDDEN)
+            return
+        refusal = await socket_admit(token, caps)
+        if refusal is not None:
+            await self.close(code=refusal)
+            return
+        self.counted_token = token
+        try:
+            opened = await self.open(token)
+        except BaseException:
+            await self._release()
+            raise
+        if not opened:
+            await self._release()
+            await self.close(code=FORBIDDEN)
+
+    async def disconnect(self, code: int) -> None:
+        try:
+            await self.close_down()
+        finally:
+            await self._release()
+
+    async def _release(self) -> None:
+        token, self.counted_token = getattr(self, "counted_token", ""), ""
+        if token:
+            await socket_release(token)
+
+    async def receive(self, text_data=None, bytes_data=None, **kwargs) -> None:
+        if self.closing:
+            return
+        if not self.frames.take(time.monotonic()):
+            self.closing = True
+            await self.close(code=TOO_MANY)
+            return
+        content, problem = read_frame(text_data, bytes_data, self.caps)
+        if problem:
+            await self.send_json(error(problem))
+            return
+        await self.receive_json(content)
+
+    # What a consumer writes:
+
+    async def open(self, token: str) -> bool:
+        """Authenticate, join the group, accept and send the first messages; False refuses."""
+        raise NotImplementedError
+
+    async def close_down(self) -> None:
+        """Leave what `open()` joined (also called after a refusal: check what was set)."""
+
+    async def receive_json(self, content: dict, **kwargs) -> None:
+        """A readable message: a dict with a string `type`."""

@@ -1,0 +1,117 @@
+"""config.limits at the ASGI level (the real server's behaviour is in test_http_limits.py):
+what reaches the application, and what is refused before it."""
+
+from __future__ import annotations
+
+import asyncio
+
+from config.limits import Limits, RequestLimits
+
+LIMITS = Limits(max_headers=10, max_header_bytes=2048, max_body_bytes=1000, body_timeout_s=0.05)
+CHUNKED = [(b"transfer-encoding", b"chunked")]
+
+
+class Application:
+    """The application behind the limits: records the request it was given."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.messages: list[dict] = []
+
+    async def __call__(self, scope, receive, send) -> None:
+        self.calls += 1
+        self.messages.append(await receive())
+        self.messages.append(await receive())  # after the body: the client's disconnect
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+
+def serve(messages: list[dict], headers: list[tuple[bytes, bytes]] = CHUNKED, app=None, wait_forever=False):
+    """Run one request through RequestLimits; returns (status, application, messages not read)."""
+    app = app or Application()
+    pending = list(messages)
+    sent: list[dict] = []
+
+    async def receive():
+        if pending:
+            return pending.pop(0)
+        if wait_forever:
+            await asyncio.Event().wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/", "raw_path": b"/", "query_string": b""}
+    asyncio.run(RequestLimits(app, LIMITS)({**scope, "headers": list(headers)}, receive, send))
+    return sent[0]["status"], app, pending
+
+
+def body(data: bytes, more: bool = False) -> dict:
+    return {"type": "http.request", "body": data, "more_body": more}
+
+
+def test_a_body_in_pieces_reaches_the_application_whole_and_once():
+    status, app, _ = serve([body(b"a=1&", more=True), body(b"b=2", more=True), body(b"")])
+    assert status == 200
+    assert app.messages == [body(b"a=1&b=2"), {"type": "http.disconnect"}]
+
+
+def test_a_chunked_body_past_the_limit_is_refused_before_the_rest_is_read():
+    status, app, unread = serve([body(b"x" * 600, more=True), body(b"x" * 600, more=True), body(b"x")])
+    assert (status, app.calls, len(unread)) == (413, 0, 1)
+
+
+def test_a_body_announced_too_large_is_refused_without_reading_it():
+    status, app, unread = serve([body(b"x" * 10)], headers=[(b"content-length", b"1000000000")])
+    assert (status, app.calls, len(unread)) == (413, 0, 1)
+
+
+def test_a_body_that_never_ends_is_refused_with_408():
+    status, app, _ = serve([body(b"x", more=True)], wait_forever=True)
+    assert (status, app.calls) == (408, 0)
+
+
+def test_too_many_or_too_large_headers_are_refused_with_431():
+    many = [(b"x-junk-%d" % n, b"1") for n in range(11)]
+    large = [(b"cookie", b"c" * 3000)]
+    assert serve([body(b"")], headers=many)[0] == 431
+    assert serve([body(b"")], headers=large)[0] == 431
+
+
+def test_a_client_gone_before_its_body_ended_never_reaches_the_application():
+    sent: list[dict] = []
+    app = Application()
+    messages = [body(b"x", more=True), {"type": "http.disconnect"}]
+
+    async def receive():
+        return messages.pop(0)
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/",
+        "raw_path": b"/",
+        "query_string": b"",
+        "headers": CHUNKED,
+    }
+    asyncio.run(RequestLimits(app, LIMITS)(scope, receive, send))
+    assert (sent, app.calls) == ([], 0)
+
+
+def test_a_request_without_a_body_goes_straight_to_the_application():
+    status, app, _ = serve([body(b"")], headers=[(b"host", b"example.org")])
+    assert status == 200 and app.messages == [body(b""), {"type": "http.disconnect"}]
+
+
+def test_websockets_pass_through_untouched():
+    seen = []
+
+    async def app(scope, receive, send):
+        seen.append(scope["type"])
+
+    asyncio.run(RequestLimits(app, LIMITS)({"type": "websocket", "headers": []}, None, None))
+    assert seen == ["websocket"]

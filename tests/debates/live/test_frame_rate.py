@@ -1,0 +1,119 @@
+"""The frame rate the README states for design B's stream: at most 10 text frames a second,
+however fast the model writes, with no token kept back longer than the frame interval.
+
+The first test drives the relay alone (fast, any database); the second streams a fast fake
+model through a Celery worker, Redis and uvicorn to a real websocket client, and counts the
+frames the judge receives per second."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+
+import pytest
+
+from debates.models import LiveTurn
+from debates.streaming import MAX_FRAMES_PER_SECOND, Relay, frame_interval
+from tests.support.servers import asgi_server, celery_worker
+
+
+def most_in_one_second(times: list[float]) -> int:
+    """The largest number of frames received within any one second (a sliding window)."""
+    return max(sum(1 for t in times[i:] if t - start < 1.0) for i, start in enumerate(times))
+
+
+async def alive() -> None:
+    pass
+
+
+class Buffer:
+    async def append(self, turn_id: int, text: str) -> None:
+        await asyncio.sleep(0)  # as Redis: the relay yields to the loop while it appends
+
+
+def test_the_relay_sends_at_most_ten_frames_a_second_from_a_model_writing_750_tokens_a_second(settings):
+    settings.LIVE_FLUSH_MS = 30  # the in-process default: the 100 ms floor still holds
+    frames: list[tuple[float, str]] = []
+
+    async def send(frame: dict) -> None:
+        await asyncio.sleep(0)  # a broadcast yields to the loop too
+        frames.append((time.monotonic(), frame["text"]))
+
+    async def stream() -> str:
+        relay = Relay(turn_id=1, seq=1, send=send, heartbeat=alive, buffer=Buffer())
+        relay.start()
+        written = ""
+        started = time.monotonic()
+        while time.monotonic() - started < 1.5:
+            await asyncio.sleep(0.004)
+            for _ in range(3):  # tokens come in bursts, several from one network read
+                piece = f"w{len(written)} "
+                written += piece
+                await relay.on_text(piece)
+        await relay.finish()
+        relay.stop()
+        return written
+
+    written = asyncio.run(stream())
+    times = [t for t, _ in frames]
+    assert frame_interval() == pytest.approx(0.1)
+    assert "".join(text for _, text in frames) == written  # coalesced, nothing lost or reordered
+    assert len(written.split()) > 300  # the model really was fast
+    assert most_in_one_second(times) <= MAX_FRAMES_PER_SECOND
+    gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+    assert min(gaps) >= 0.099  # the reply's last frame too
+    assert max(gaps) < 0.1 + 0.1  # and no text waited much longer than the interval
+
+
+@pytest.mark.postgres
+@pytest.mark.redis
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_judge_receives_at_most_ten_text_frames_a_second_from_a_fast_model(live_env):
+    from tests.debates.live.test_streaming import Judge, reach_chat
+
+    # 400 tokens at 200 a second: two seconds of streaming, 20 tokens per 100 ms.
+    w, session = reach_chat(f"fake-{secrets.token_hex(3)}:tps=200:tokens=400")
+    received: list[float] = []
+    with celery_worker("-P", "threads", "-c", "4", **live_env), asgi_server(**live_env) as base:
+        w.submit({"answer": "true", "confidence": "35"})  # enter the chat: turn 1 goes to a worker
+        judge = Judge(base, session.participant.token)
+        judge.open()
+        handle = judge.handle
+
+        def counting(message: dict) -> None:
+            if message["type"] == "turn.delta" and message["seq"] == 1:
+                received.append(time.monotonic())
+            handle(message)
+
+        judge.handle = counting
+        judge.until(lambda: 1 in judge.ended)
+        judge.close()
+    stored = LiveTurn.objects.get(session=session, seq=1).text
+    assert judge.texts[1] == stored and len(stored.split()) == 400
+    seconds = received[-1] - received[0]
+    print(
+        f"\n{len(received)} frames in {seconds:.2f} s; at most {most_in_one_second(received)} in one second"
+    )
+    assert seconds > 1.0  # it streamed, in many frames
+    # Frames leave the worker at least 100 ms apart; on the way (Redis, the server) two may
+    # arrive closer together, so one frame of slack in a window.
+    assert most_in_one_second(received) <= MAX_FRAMES_PER_SECOND + 1
+
+
+@pytest.fixture(scope="module")
+def model_server():
+    from devtools import fakellm
+
+    with fakellm.run_in_thread() as running:
+        yield running
+
+
+@pytest.fixture
+def live_env(model_server, settings):
+    from tests.support.servers import LIVE_ENV
+
+    settings.LLM_BACKEND = "openai"
+    settings.OPENAI_BASE_URL = model_server.base_url
+    return {**LIVE_ENV, "OPENAI_BASE_URL": model_server.base_url}

@@ -1,0 +1,1 @@
+"""The scaled-out deployment: several servers behind nginx, workers, beat."""

@@ -1,0 +1,123 @@
+"""The admin under attack: a password guessed over and over is locked out (django-axes), the
+admin can be limited to some networks, and its pages carry a CSP and refuse to be framed."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from axes.models import AccessAttempt
+from django.test import Client
+
+from tests.support.cast import PASSWORD, entry_url, experimenter_user
+
+LOGIN = "/admin/login/?next=/admin/"
+
+
+def log_in(client: Client, password: str, username: str = "experimenter", address: str = "192.0.2.10"):
+    return client.post(LOGIN, {"username": username, "password": password}, REMOTE_ADDR=address)
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    """Dozens of logins: a cheap hasher keeps the module fast (the throttle is what is tested)."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.mark.django_db
+class TestLoginThrottle:
+    @pytest.fixture(autouse=True)
+    def _experimenter(self, db):
+        experimenter_user()
+
+    def test_thirty_wrong_passwords_lock_the_login_at_the_fifth(self):
+        client = Client()
+        statuses = [log_in(client, f"guess-{n}").status_code for n in range(30)]
+        assert statuses[:4] == [200] * 4  # the login page again, with its error
+        assert statuses[4:] == [429] * 26  # locked: the lockout page, the password never tried
+
+    def test_a_locked_login_refuses_even_the_right_password_and_says_why(self):
+        client = Client()
+        for n in range(5):
+            log_in(client, f"guess-{n}")
+        response = log_in(client, PASSWORD)
+        page = response.content.decode()
+        assert response.status_code == 429
+        assert "Too many failed logins" in page and "15 minutes" in page
+        assert "_auth_user_id" not in client.session
+
+    def test_the_lock_holds_one_username_from_one_address_only(self):
+        for n in range(5):
+            log_in(Client(), f"guess-{n}")
+        assert log_in(Client(), PASSWORD, address="198.51.100.7").status_code == 302
+        experimenter_user("colleague")
+        assert log_in(Client(), PASSWORD, username="colleague").status_code == 302
+
+    def test_the_lock_ends_after_the_cooling_off_time(self):
+        for n in range(5):
+            log_in(Client(), f"guess-{n}")
+        self.wait(minutes=16)
+        assert log_in(Client(), PASSWORD).status_code == 302
+
+    def test_each_try_during_the_lock_starts_the_wait_again(self):
+        for n in range(5):
+            log_in(Client(), f"guess-{n}")
+        self.wait(minutes=10)
+        assert log_in(Client(), "guess-again").status_code == 429
+        self.wait(minutes=10)
+        assert log_in(Client(), PASSWORD).status_code == 429
+
+    def wait(self, minutes: int) -> None:
+        attempt = AccessAttempt.objects.get()
+        AccessAttempt.objects.update(attempt_time=attempt.attempt_time - timedelta(minutes=minutes))
+
+    def test_a_successful_login_clears_the_failures_before_it(self):
+        for n in range(4):
+            log_in(Client(), f"guess-{n}")
+        assert log_in(Client(), PASSWORD).status_code == 302
+        for n in range(4):
+            assert log_in(Client(), f"again-{n}").status_code == 200
+
+
+@pytest.mark.django_db
+class TestAdminNetworks:
+    def test_outside_the_allowed_networks_the_admin_does_not_exist(self, settings, experimenter):
+        settings.ADMIN_ALLOWED_NETWORKS = ["10.0.0.0/8", "192.0.2.7"]
+        assert experimenter.get("/admin/", REMOTE_ADDR="203.0.113.5").status_code == 404
+        assert Client().get(LOGIN, REMOTE_ADDR="203.0.113.5").status_code == 404
+        assert experimenter.get("/admin/", REMOTE_ADDR="10.1.2.3").status_code == 200
+        assert experimenter.get("/admin/", REMOTE_ADDR="192.0.2.7").status_code == 200
+
+    def test_participant_pages_are_not_limited(self, settings, questionnaire_study):
+        settings.ADMIN_ALLOWED_NETWORKS = ["10.0.0.0/8"]
+        assert Client().get(entry_url(questionnaire_study), REMOTE_ADDR="203.0.113.5").status_code == 302
+
+    def test_without_the_setting_the_admin_answers_everyone(self, experimenter):
+        assert experimenter.get("/admin/", REMOTE_ADDR="203.0.113.5").status_code == 200
+
+
+@pytest.mark.django_db
+class TestAdminHeaders:
+    @pytest.mark.parametrize("path", ["/admin/", "/admin/studies/study/", "/admin/studies/study/add/"])
+    def test_admin_pages_carry_a_csp_without_inline_scripts_and_refuse_framing(self, experimenter, path):
+        self.assert_strict(experimenter.get(path))
+
+    def test_the_login_page_too(self):
+        self.assert_strict(Client().get(LOGIN))
+
+    def assert_strict(self, response):
+        csp = response["Content-Security-Policy"]
+        assert response.status_code == 200
+        assert "script-src 'self';" in csp and "frame-ancestors 'none'" in csp
+        assert response["X-Frame-Options"] == "DENY"
+
+    def test_the_study_overview_needs_no_inline_script(self, experimenter, questionnaire_study):
+        response = experimenter.get(f"/admin/studies/study/{questionnaire_study.pk}/overview/")
+        assert response.status_code == 200
+        assert "<script>" not in response.content.decode()
+        assert "script-src 'self';" in response["Content-Security-Policy"]
+
+    def test_participant_pages_keep_their_own_stricter_policy(self, questionnaire_study):
+        client = Client()
+        page = client.get(client.get(entry_url(questionnaire_study))["Location"])
+        assert "style-src 'self';" in page["Content-Security-Policy"]

@@ -1,0 +1,195 @@
+"""Websocket abuse (issue 12): limits that held per socket only, junk frames never counted,
+hundreds of sockets on one token, and frames that dropped the socket (a NUL character, a
+100,000-deep JSON). Driven over ASGI on the in-memory layer, as the consumers' own tests are;
+the limits across server processes and PostgreSQL's refusal of NUL are in
+test_sockets_servers.py."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from asgiref.sync import async_to_sync
+
+from config.asgi import application
+from debates.sockets import SocketLimits, read_frame, too_deep
+from tests.support import persuasion as ps
+from tests.support.ws import ASGIWebsocket
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.embedded]
+
+LIMITS = SocketLimits()
+NUL = "Messages cannot contain a NUL character."
+
+
+@pytest.fixture(autouse=True)
+def offline_backend(settings):
+    ps.use_offline(settings)
+    yield
+    ps.close_thread_connections()
+
+
+@pytest.fixture
+def token():
+    """A participant seated in a persuasion dialogue whose turn it is (nothing runs on connect)."""
+    w = ps.arrive(ps.dialogue_study(side="pro"))
+    w.page()
+    return ps.person(w).token
+
+
+def socket(token: str, design: str = "persuasion") -> ASGIWebsocket:
+    return ASGIWebsocket(application, f"/ws/{design}/{token}/")
+
+
+async def opened(token: str) -> ASGIWebsocket:
+    s = socket(token)
+    connected, code = await s.connect()
+    assert connected, code
+    assert (await s.receive_json())["type"] == "snapshot"
+    return s
+
+
+async def still_open(s: ASGIWebsocket) -> bool:
+    await s.send_json({"type": "resync"})
+    return (await s.receive_json())["type"] == "snapshot"
+
+
+async def answer_to(s: ASGIWebsocket, text: str) -> dict:
+    await s.send_text(text)
+    return await s.receive_json()
+
+
+# --- Per token -------------------------------------------------------------------------------
+
+
+def test_one_token_holds_at_most_four_sockets_at_once(token):
+    async def body():
+        sockets = [await opened(token) for _ in range(LIMITS.sockets_per_token)]
+        refused = await socket(token).connect()
+        await sockets.pop().disconnect()
+        again = await opened(token)  # a closed one makes room
+        for s in [*sockets, again]:
+            await s.disconnect()
+        return refused
+
+    assert async_to_sync(body)() == (False, 4429)
+
+
+def test_a_reconnect_loop_is_refused_past_the_attempts_a_minute(token):
+    async def body():
+        for _ in range(LIMITS.connects_per_minute):
+            await (await opened(token)).disconnect()
+        return await socket(token).connect()
+
+    assert async_to_sync(body)() == (False, 4429)
+
+
+def test_the_live_debate_socket_shares_the_limits(claim_study, settings):
+    settings.WEBSOCKET_LIMITS = {"connects_per_minute": 2}
+
+    async def body():
+        return [await socket("no-such-token", "live").connect() for _ in range(3)]
+
+    assert async_to_sync(body)() == [(False, 4403), (False, 4403), (False, 4429)]
+
+
+def test_a_malformed_token_is_refused_before_anything_is_counted():
+    async def body():
+        return await socket("x" * 65).connect()
+
+    assert async_to_sync(body)() == (False, 4403)
+
+
+# --- Per socket: every frame counts ----------------------------------------------------------
+
+
+def test_junk_frames_count_toward_the_frame_limit(token):
+    async def body():
+        s = await opened(token)
+        replies = []
+        for n in range(LIMITS.frames_per_minute):
+            if n % 2:
+                await s.communicator.send_input({"type": "websocket.receive", "bytes": b"\x00\x01"})
+                replies.append(await s.receive_json())
+            else:
+                replies.append(await answer_to(s, "not json"))
+        await s.send_json({"type": "resync"})  # a good frame, but one too many
+        closing = await s.communicator.receive_output(5)
+        await s.disconnect()
+        return replies, closing
+
+    replies, closing = async_to_sync(body)()
+    assert {r["message"] for r in replies} == {"Unreadable message."}
+    assert closing == {"type": "websocket.close", "code": 4429}
+
+
+# --- Frames that dropped the socket ----------------------------------------------------------
+
+
+def test_a_nul_character_gets_an_error_and_the_socket_stays_open(token):
+    async def body():
+        s = await opened(token)
+        raw = await answer_to(s, '{"type": "say", "text": "Hello\x00"}')
+        escaped = await answer_to(s, json.dumps({"type": "say", "text": "Hello\u0000 world."}))
+        in_a_key = await answer_to(s, '{"type": "say", "text": "Hi.", "\\u0000": 1}')
+        alive = await still_open(s)
+        await s.disconnect()
+        return raw, escaped, in_a_key, alive
+
+    raw, escaped, in_a_key, alive = async_to_sync(body)()
+    assert raw == escaped == in_a_key == {"type": "error", "message": NUL}
+    assert alive
+
+
+def test_a_100000_deep_json_gets_an_error_and_the_socket_stays_open(token):
+    async def body():
+        s = await opened(token)
+        huge = await answer_to(s, "[" * 100_000 + "]" * 100_000)
+        deep = await answer_to(s, "[" * 5_000 + "]" * 5_000)  # short enough to be read
+        deep_object = await answer_to(s, '{"type": "say", "text": ' + '{"a": ' * 2000 + "1" + "}" * 2001)
+        alive = await still_open(s)
+        await s.disconnect()
+        return huge, deep, deep_object, alive
+
+    huge, deep, deep_object, alive = async_to_sync(body)()
+    assert huge == {
+        "type": "error",
+        "message": f"Message too long: at most {LIMITS.max_frame_chars} characters.",
+    }
+    too_deep_error = {
+        "type": "error",
+        "message": f"Message nested too deeply: at most {LIMITS.max_depth} levels.",
+    }
+    assert deep == deep_object == too_deep_error
+    assert alive
+
+
+def test_a_lone_surrogate_gets_an_error_and_the_socket_stays_open(token):
+    async def body():
+        s = await opened(token)
+        reply = await answer_to(s, '{"type": "say", "text": "Broken \\ud800 text."}')
+        alive = await still_open(s)
+        await s.disconnect()
+        return reply, alive
+
+    assert async_to_sync(body)() == ({"type": "error", "message": "Unreadable message."}, True)
+
+
+# --- The frame reader on its own ----------------------------------------------------------
+
+
+def test_brackets_inside_strings_do_not_count_as_depth():
+    text = json.dumps({"type": "say", "text": "[E1] [[E2]] {" * 50})
+    assert not too_deep(text, 20)
+    assert read_frame(text, None, LIMITS)[1] == ""
+    assert too_deep('{"a": [[[[1]]]]}', 4) and not too_deep('{"a": [[[1]]]}', 4)
+    assert too_deep('["\\"", [[[[1]]]]]', 4)  # an escaped quote does not end the string early
+
+
+def test_ordinary_messages_read_as_they_did():
+    assert read_frame('{"type": "ask", "text": "Why?", "target": "A"}', None, LIMITS) == (
+        {"type": "ask", "text": "Why?", "target": "A"},
+        "",
+    )
+    for junk in ("", "null", "[]", '{"type": 3}', '"type"', "{not json", "1" * 5000):
+        assert read_frame(junk, None, LIMITS) == (None, "Unreadable message."), junk

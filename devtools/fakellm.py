@@ -862,14 +862,14 @@ def uvicorn_config(application: FakeLLM, host: str = "127.0.0.1", port: int = 0)
     return config
 
 
-class FakeLLMServer:
-    """uvicorn serving a FakeLLM in a background thread with its own event loop.
+class ThreadedServer:
+    """An ASGI app served by uvicorn in a background thread on loopback; a context manager.
+    `name` names the thread and the error; `started()` runs once the port is known."""
 
-    Started on creation by ``run_in_thread``; ``start()`` is idempotent; use it as a context
-    manager or call ``stop()``."""
+    name = "server"
 
-    def __init__(self, application: FakeLLM | None = None, port: int = 0, host: str = "127.0.0.1") -> None:
-        self.app = application or FakeLLM()
+    def __init__(self, application: Any, port: int = 0, host: str = "127.0.0.1") -> None:
+        self.app = application
         self.host = host
         self.port = port
         self._server = uvicorn.Server(uvicorn_config(self.app, host, port))
@@ -879,22 +879,22 @@ class FakeLLMServer:
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
 
-    @property
-    def base_url(self) -> str:
-        return f"{self.url}/v1"
-
     def start(self, timeout: float = 10.0) -> Self:
         if self._thread is not None:
             return self
-        self._thread = threading.Thread(target=self._server.run, name="fakellm", daemon=True)
+        self._thread = threading.Thread(target=self._server.run, name=self.name, daemon=True)
         self._thread.start()
         deadline = time.monotonic() + timeout
         while not self._server.started:
             if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError(f"the fake LLM server did not start on {self.host}:{self.port}")
+                raise RuntimeError(f"the {self.name} did not start on {self.host}:{self.port}")
             time.sleep(0.01)
         self.port = self._server.servers[0].sockets[0].getsockname()[1]
+        self.started()
         return self
+
+    def started(self) -> None:
+        """Called once the server listens (self.port is the real port)."""
 
     def stop(self, timeout: float = 10.0) -> None:
         if self._thread is None:
@@ -903,17 +903,33 @@ class FakeLLMServer:
         self._thread.join(timeout)
         self._thread = None
 
-    def stats(self, timings: bool = True) -> dict[str, Any]:
-        return self.app.stats.snapshot(timings=timings)
-
-    def reset(self) -> None:
-        self.app.stats.reset()
-
     def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+class FakeLLMServer(ThreadedServer):
+    """uvicorn serving a FakeLLM in a background thread with its own event loop.
+
+    Started on creation by ``run_in_thread``; ``start()`` is idempotent; use it as a context
+    manager or call ``stop()``."""
+
+    name = "fake LLM server"
+
+    def __init__(self, application: FakeLLM | None = None, port: int = 0, host: str = "127.0.0.1") -> None:
+        super().__init__(application or FakeLLM(), port, host)
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.url}/v1"
+
+    def stats(self, timings: bool = True) -> dict[str, Any]:
+        return self.app.stats.snapshot(timings=timings)
+
+    def reset(self) -> None:
+        self.app.stats.reset()
 
 
 def run_in_thread(port: int = 0, application: FakeLLM | None = None) -> FakeLLMServer:

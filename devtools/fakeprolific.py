@@ -50,15 +50,14 @@ import math
 import re
 import secrets
 import threading
-import time
 from collections import Counter
 from decimal import Decimal, InvalidOperation
-from typing import Any, Self
+from typing import Any
 from urllib.parse import parse_qs
 
 import uvicorn
 
-from devtools.fakellm import lifespan, read_body, uvicorn_config
+from devtools.fakellm import ThreadedServer, lifespan, read_body, uvicorn_config
 
 PLACEHOLDERS = ("{{%PROLIFIC_PID%}}", "{{%STUDY_ID%}}", "{{%SESSION_ID%}}")
 CODE_TYPES = {
@@ -568,52 +567,23 @@ def _cents(amount: str) -> int | None:
 # --- Running it ------------------------------------------------------------------------------
 
 
-class FakeProlificServer:
+class FakeProlificServer(ThreadedServer):
     """uvicorn serving a FakeProlific in a background thread; a context manager."""
+
+    name = "fake Prolific"
 
     def __init__(
         self, application: FakeProlific | None = None, port: int = 0, host: str = "127.0.0.1"
     ) -> None:
-        self.app = application or FakeProlific()
-        self.host, self.port = host, port
-        self._server = uvicorn.Server(uvicorn_config(self.app, host, port))
-        self._thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        super().__init__(application or FakeProlific(), port, host)
 
     @property
     def api_url(self) -> str:
         """What PROLIFIC_API_URL is set to."""
         return f"{self.url}/api/v1"
 
-    def start(self, timeout: float = 10.0) -> Self:
-        if self._thread is not None:
-            return self
-        self._thread = threading.Thread(target=self._server.run, name="fakeprolific", daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + timeout
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError(f"the fake Prolific did not start on {self.host}:{self.port}")
-            time.sleep(0.01)
-        self.port = self._server.servers[0].sockets[0].getsockname()[1]
+    def started(self) -> None:
         self.app.base = self.url
-        return self
-
-    def stop(self, timeout: float = 10.0) -> None:
-        if self._thread is None:
-            return
-        self._server.should_exit = True
-        self._thread.join(timeout)
-        self._thread = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
 
 
 def run_in_thread(port: int = 0, application: FakeProlific | None = None) -> FakeProlificServer:

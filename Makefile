@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: demo test test-fast install install-dev lint bench-arrivals bench-live bench-analysis bench-faults cluster clean
+.PHONY: demo test test-fast install install-dev lint messages bench-arrivals bench-live bench-analysis bench-faults cluster clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +51,15 @@ lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+
+# Participant pages in other languages (docs/translation.md): refresh the catalogs in locale/
+# from the code and templates, then compile the .mo files that are committed with them (needs
+# GNU gettext: apt-get install gettext). Translate the new or changed entries, then run it again.
+MESSAGE_LANGUAGES ?= de
+messages: install-dev
+	$(BIN)/python manage.py makemessages --no-obsolete --no-location $(addprefix -l ,$(MESSAGE_LANGUAGES)) \
+		--ignore=.venv --ignore=var --ignore=tests --ignore=bench --ignore=docker
+	$(BIN)/python manage.py compilemessages --ignore=.venv
 
 bench-arrivals: install-dev
 	$(BIN)/python -m bench.arrivals

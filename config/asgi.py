@@ -12,7 +12,11 @@ from asgiref.sync import sync_to_async  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
-from django.core.handlers.asgi import ASGIHandler  # noqa: E402
+from django.core import signals  # noqa: E402
+from django.core.exceptions import RequestAborted  # noqa: E402
+from django.core.handlers.asgi import ASGIHandler, get_script_prefix  # noqa: E402
+from django.http import FileResponse, HttpResponseBase  # noqa: E402
+from django.urls import set_script_prefix  # noqa: E402
 
 from config.admission import HTTPConcurrencyLimit  # noqa: E402
 from config.embedded import start_beat  # noqa: E402
@@ -35,16 +39,53 @@ class SharedThreadASGIHandler(ASGIHandler):
     request after another, which is what the GIL allows anyway. The event loop keeps
     accepting and streaming meanwhile; async views still work (Django adapts them), and
     websockets are served by Channels, not by this handler.
+
+    The one hop also sends `request_started` and, for a response whose body is already in
+    memory (every page), closes it (`request_finished`: the database connection goes back to
+    the pool) before the body is sent: the stock handler makes a hop of its own for each of
+    those. A streaming response is closed after its last chunk, as Django does. A client that
+    leaves meanwhile is not waited for: a synchronous view cannot be stopped anyway, and the
+    server drops what is sent to a closed connection.
     """
 
     def load_middleware(self, is_async=False):
         super().load_middleware(is_async=False)
-        self._middleware_chain = sync_to_async(self._middleware_chain, thread_sensitive=True)
+        self._serve_in_thread = sync_to_async(self._serve, thread_sensitive=True)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
         await self.handle(scope, receive, send)
+
+    async def handle(self, scope, receive, send):
+        try:
+            body_file = await self.read_body(receive)
+        except RequestAborted:
+            return
+        try:
+            response = await self._serve_in_thread(scope, body_file)
+            try:
+                await self.send_response(response, send)
+            finally:
+                if response.streaming:
+                    await sync_to_async(response.close, thread_sensitive=True)()
+        finally:
+            body_file.close()
+
+    def _serve(self, scope, body_file) -> HttpResponseBase:
+        """The request's synchronous part, in the shared thread: from `request_started` to
+        the response (closed unless it streams)."""
+        set_script_prefix(get_script_prefix(scope))
+        signals.request_started.send(sender=self.__class__, scope=scope)
+        request, response = self.create_request(scope, body_file)
+        if request is not None:
+            response = self.get_response(request)  # the synchronous chain, as under WSGI
+            response._handler_class = self.__class__
+            if isinstance(response, FileResponse):
+                response.block_size = self.chunk_size
+        if not response.streaming:
+            response.close()
+        return response
 
 
 class RegisterLoop:

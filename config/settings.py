@@ -72,6 +72,12 @@ def database_from_url(url: str) -> dict:
         except ValueError:
             raise ImproperlyConfigured(f"DATABASE_URL has a bad port: {url!r}") from None
         pool_max = env_int("DB_POOL_MAX", 8, minimum=1)
+        # Prepared statements: psycopg prepares a query the second time a connection runs it,
+        # and PostgreSQL then skips parsing and planning it (bench/arrivals: about a third of
+        # the database's CPU per participant). They need server-side parameter binding, and
+        # live per connection: behind a pgbouncer in transaction mode (older than 1.21, or
+        # without max_prepared_statements) set DB_PREPARED_STATEMENTS=0.
+        prepared = env_bool("DB_PREPARED_STATEMENTS", True)
         return {
             "ENGINE": "django.db.backends.postgresql",
             "NAME": name,
@@ -84,6 +90,7 @@ def database_from_url(url: str) -> dict:
             "CONN_MAX_AGE": 0,
             "OPTIONS": {
                 "pool": {"min_size": 1, "max_size": pool_max, "timeout": 20},
+                **({"server_side_binding": True, "prepare_threshold": 2} if prepared else {}),
                 **({"sslmode": options["sslmode"]} if "sslmode" in options else {}),
             },
             "TEST": {"NAME": env_str("TEST_DATABASE_NAME") or None},
@@ -171,6 +178,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "participants.i18n.ParticipantLanguage",  # the participant's language on participant pages
     # Last: turns a locked-out login (see the AXES_ settings) into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]
@@ -208,6 +216,16 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 REDIS_URL = env_str("REDIS_URL")
 if REDIS_URL and urlsplit(REDIS_URL).scheme not in ("redis", "rediss"):
     raise ImproperlyConfigured(f"REDIS_URL must start with redis:// or rediss://, got {REDIS_URL!r}")
+# The test suite in parallel (pytest-xdist): each test process gets its own Redis database
+# (gw0 the one given, gw1 the one below it, ...) so that one process's Celery worker never
+# takes another's tasks and channel groups and rate counters never meet. Test runs only.
+_xdist_worker = env_str("PYTEST_XDIST_WORKER")
+if REDIS_URL and _xdist_worker.startswith("gw") and _xdist_worker[2:].isdigit():
+    _redis = urlsplit(REDIS_URL)
+    _redis_db = int(_redis.path.strip("/") or 0) - int(_xdist_worker[2:])
+    if _redis_db < 0:
+        raise ImproperlyConfigured(f"too many test processes for Redis databases below {REDIS_URL}")
+    REDIS_URL = _redis._replace(path=f"/{_redis_db}").geturl()
 
 if REDIS_URL:
     CHANNEL_LAYERS = {
@@ -221,7 +239,10 @@ if REDIS_URL:
             "CONFIG": {
                 # redis-py 8 drops idle connections unless socket_timeout is None.
                 "hosts": [{"address": REDIS_URL, "socket_timeout": None}],
-                "prefix": "rostrum",
+                # Pub/sub channels are one namespace per Redis server whatever the database
+                # number: the number goes into the prefix, so two deployments (or two test
+                # processes) on one server never hear each other's groups.
+                "prefix": f"rostrum{urlsplit(REDIS_URL).path.strip('/') or '0'}",
             },
         }
     }
@@ -330,6 +351,10 @@ for _network in ADMIN_ALLOWED_NETWORKS:
 LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"
 USE_I18N = True
+# Participant pages speak each participant's language (participants.i18n, docs/translation.md);
+# the admin stays in English. A language here needs a complete catalog in locale/.
+LANGUAGES = [("en", "English"), ("de", "Deutsch")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 USE_TZ = True
 
 STATIC_URL = "static/"
@@ -444,9 +469,10 @@ LIVE_HEARTBEAT_S = env_int("LIVE_HEARTBEAT_SECONDS", 3, minimum=1)
 # Streamed text goes out in frames at most 10 times a second per stream (debates.streaming:
 # 100 ms apart, the README's stated rate; a longer LIVE_FLUSH_MS sends fewer, larger frames),
 # and above this many streams at once in a process the interval grows in proportion (frames
-# cost CPU; over Redis 25 streams, in-process no stretching).
+# cost CPU; over Redis 50 streams per process, each frame one pipelined round trip;
+# in-process no stretching).
 LIVE_FLUSH_MS = env_int("LIVE_FLUSH_MS", 100, minimum=10)
-LIVE_STREAMS_PER_INTERVAL = env_int("LIVE_STREAMS_PER_INTERVAL", 25 if REDIS_URL else 10_000, minimum=1)
+LIVE_STREAMS_PER_INTERVAL = env_int("LIVE_STREAMS_PER_INTERVAL", 50 if REDIS_URL else 10_000, minimum=1)
 # Threads for the turn writers' database work in a worker process (0: the one shared thread).
 LIVE_DB_THREADS = env_int("LIVE_DB_THREADS", 4)
 # Persuasion dialogues (design C): attempts at an agent's turn before the safe default move;

@@ -1,11 +1,14 @@
 """The experimenter's preview with choices: start at any step, as a chosen screening group,
-reading a chosen dialogue or a dialogue of a chosen condition (design A). Like the plain
+reading a chosen dialogue or a dialogue of a chosen condition (design A), judging a chosen claim
+through a chosen protocol (design B: debate or consultancy), or comparing a chosen pair (design
+D). Like the plain
 preview (/s/SLUG/preview/), it makes a throw-away participant that is never counted, holds no
 place and is never exported, then opens its current step. Linked from the study admin
 (`study_links`, `study_urls`, registered in the app's `ready()`)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 
 from django import forms
@@ -17,12 +20,19 @@ from django.urls import path, reverse
 from django.utils import timezone
 
 from debates.dialogues.preview import preview_dialogue_assign
-from debates.models import StudyDialogue, condition_labels
+from debates.draws import draw_record, same_sequence, sequence_key
+from debates.live.services import LiveDesign, _cell_fill, _claim_targets, _locked_claims, _sides
+from debates.models import Instance, LiveSession, StudyClaim, StudyDialogue, condition_labels
+from debates.pairwise.preview import preview_comparison_assign
 from participants.models import Participant
+from participants.places import least_filled
 from participants.services import participant_preview
 from participants.steps import parse_groups
 from studies import registry
 from studies.models import Step, Study
+from studies.randomness import study_rng
+
+PROTOCOLS = dict(LiveSession.Protocol.choices)
 
 
 def screening_groups(study: Study) -> list[tuple[str, float, float]]:
@@ -45,6 +55,21 @@ class PreviewForm(forms.Form):
     condition = forms.ChoiceField(required=False, help_text="Read a dialogue of this condition.")
     dialogue = forms.ModelChoiceField(
         queryset=StudyDialogue.objects.none(), required=False, help_text="Or read exactly this dialogue."
+    )
+    claim = forms.ModelChoiceField(
+        queryset=StudyClaim.objects.none(),
+        required=False,
+        help_text="Judge this claim in the first claim step from the chosen one on.",
+    )
+    protocol = forms.ChoiceField(
+        required=False, help_text="Debate (two AI debaters) or consultancy (one AI)."
+    )
+    item = forms.ModelChoiceField(
+        queryset=Instance.objects.none(),
+        required=False,
+        label="Pairwise item",
+        help_text="Compare exactly this pair in the first pairwise step from the chosen one on "
+        "(that one comparison, without attention checks).",
     )
 
     def __init__(self, study: Study, *args, **kwargs) -> None:
@@ -75,6 +100,33 @@ class PreviewForm(forms.Form):
             )
         else:
             del self.fields["condition"], self.fields["dialogue"]
+        self.steps = list(steps)
+        self._claim_choices(study)
+        self._item_choices()
+
+    def _claim_choices(self, study: Study) -> None:
+        """Design B: the study's active claims, and the protocols its claim steps use."""
+        designs = [claim_design(s) for s in self.steps if s.kind == CLAIM_KIND]
+        claims = StudyClaim.objects.filter(study=study, active=True).select_related("claim")
+        if not designs or not claims:
+            del self.fields["claim"], self.fields["protocol"]
+            return
+        self.fields["claim"].queryset = claims.order_by("claim__slug")
+        self.fields["claim"].label_from_instance = lambda s: f"{s.claim.slug}: {s.claim.text[:90]}"
+        used = sorted({p for d in designs for p in d.protocols})
+        self.fields["protocol"].choices = [("", "As assignment chooses")] + [(p, PROTOCOLS[p]) for p in used]
+
+    def _item_choices(self) -> None:
+        """Design D: the instances of the instance sets the study's pairwise steps use."""
+        sets = {pairwise_set(s) for s in self.steps if s.kind == PAIRWISE_KIND}
+        items = Instance.objects.filter(instance_set__slug__in=sets).select_related("instance_set")
+        if not items.exists():
+            del self.fields["item"]
+            return
+        self.fields["item"].queryset = items.order_by("instance_set__slug", "number")
+        self.fields["item"].label_from_instance = lambda i: (
+            f"{i.instance_set.slug} no. {i.number}: {i.stance} ({i.interlocutor_1} vs {i.interlocutor_2})"
+        )
 
     def clean(self):
         data = super().clean()
@@ -83,7 +135,120 @@ class PreviewForm(forms.Form):
             self.add_error(
                 "dialogue", "This dialogue is not of the chosen condition: choose one or the other."
             )
+        start = data.get("step") or 1
+        if data.get("claim") or data.get("protocol"):
+            self._clean_claim(data, start)
+        if data.get("item"):
+            self._clean_item(data, start)
         return data
+
+    def _clean_claim(self, data: dict, start: int) -> None:
+        step = next((s for s in self.steps if s.kind == CLAIM_KIND and s.position >= start), None)
+        if step is None:
+            self.add_error("claim", "No claim step comes at or after the chosen step: start earlier.")
+            return
+        design, claim, protocol = claim_design(step), data.get("claim"), data.get("protocol")
+        if protocol and protocol not in design.protocols:
+            self.add_error("protocol", f"Step {step.position} runs only {', '.join(design.protocols)}.")
+        if claim and design.domain and claim.claim.domain != design.domain:
+            self.add_error(
+                "claim", f"Step {step.position} takes only claims of the domain {design.domain!r}."
+            )
+        data["claim_step"], data["claim_design"] = step.position, design
+
+    def _clean_item(self, data: dict, start: int) -> None:
+        pool = data["item"].instance_set.slug
+        later = [s for s in self.steps if s.kind == PAIRWISE_KIND and s.position >= start]
+        step = next((s for s in later if pairwise_set(s) == pool), None)
+        if step is None:
+            self.add_error("item", "No pairwise step of this instance set comes at or after the chosen step.")
+            return
+        data["item_step"] = step.position
+
+
+CLAIM_KIND, PAIRWISE_KIND = "claim_session", "pairwise"
+
+
+def claim_design(step: Step) -> LiveDesign:
+    return registry.get(CLAIM_KIND).design(step)
+
+
+def pairwise_set(step: Step) -> str:
+    return registry.get(PAIRWISE_KIND).config(step).get("instance_set") or ""
+
+
+def preview_claim_assign(
+    *,
+    participant: Participant,
+    position: int,
+    design: LiveDesign,
+    now,
+    study_claim: StudyClaim | None = None,
+    protocol: str = "",
+) -> LiveSession:
+    """The preview's session at claim step `position`: the chosen claim and/or protocol; what is
+    not chosen is picked as assignment would (the least-filled cell of the preview's group, ties
+    by the study's seed in the previews' own sequence, recorded as a draw), and so are debater A's
+    side or the consultant's. Mirrors `live_session_assign`, restricted to the chosen cells (the
+    live package takes a preview's choice this way until its assignment takes a cell filter)."""
+    if not participant.is_preview:
+        raise ValueError("only a preview chooses its claim")
+    study = participant.study
+    with transaction.atomic():
+        slots = _locked_claims(study)
+        protocols = [protocol] if protocol else list(design.protocols)
+        claims = [
+            s.claim_id
+            for s in slots
+            if (study_claim is None or s.claim_id == study_claim.claim_id)
+            and (not design.domain or s.claim.domain == design.domain)
+        ]
+        cells = [(p, c) for p in protocols for c in claims]
+        if not cells:
+            raise ValueError("the study offers no active claim of that choice")
+        group_sessions = LiveSession.objects.filter(
+            same_sequence(participant), participant__study=study, group=participant.group
+        )
+        key = sequence_key(participant, "claim_cell", participant.group, group_sessions.count())
+        targets = _claim_targets(study)
+        fill = _cell_fill(study, participant.group, now)
+        rng = study_rng(study, *key)
+        chosen_protocol, claim_id = least_filled(cells, fill, lambda c: targets[c[1]], preview=True, rng=rng)[
+            0
+        ]
+        claim = next(s.claim for s in slots if s.claim_id == claim_id)
+        outcome = {"protocol": chosen_protocol, "claim": claim.slug, "chosen_by_preview": True}
+        draw_record(participant=participant, purpose="claim_cell", key=key, outcome=outcome)
+        return LiveSession.objects.create(
+            participant=participant,
+            position=position,
+            claim_id=claim_id,
+            protocol=chosen_protocol,
+            group=participant.group,
+            rounds=design.rounds,
+            max_message_chars=design.max_message_chars,
+            created_at=now,
+            last_activity_at=now,
+            **_sides(participant, chosen_protocol, claim, design, group_sessions),
+        )
+
+
+@dataclass(frozen=True)
+class ClaimChoice:
+    """Design B: the claim step it applies to, its design, and what was chosen."""
+
+    position: int
+    design: LiveDesign
+    study_claim: StudyClaim | None = None
+    protocol: str = ""
+
+
+@dataclass(frozen=True)
+class ItemChoice:
+    """Design D: the pairwise step it applies to and the instance to compare."""
+
+    position: int
+    instance: Instance
 
 
 def preview_start(
@@ -93,8 +258,11 @@ def preview_start(
     group: str = "",
     condition: str = "",
     study_dialogue: StudyDialogue | None = None,
+    claim: ClaimChoice | None = None,
+    item: ItemChoice | None = None,
 ) -> Participant:
-    """A preview participant at step `position`, in `group`, with the chosen dialogue."""
+    """A preview participant at step `position`, in `group`, with the chosen dialogue, claim
+    and protocol, or pairwise item."""
     now = timezone.now()
     with transaction.atomic():
         participant = participant_preview(study=study)
@@ -103,6 +271,19 @@ def preview_start(
         if condition or study_dialogue is not None:
             preview_dialogue_assign(
                 participant=participant, now=now, condition=condition, study_dialogue=study_dialogue
+            )
+        if claim is not None:
+            preview_claim_assign(
+                participant=participant,
+                position=claim.position,
+                design=claim.design,
+                now=now,
+                study_claim=claim.study_claim,
+                protocol=claim.protocol,
+            )
+        if item is not None:
+            preview_comparison_assign(
+                participant=participant, position=item.position, instance=item.instance, now=now
             )
     return participant
 
@@ -114,12 +295,21 @@ def preview_view(request, study_id: int, admin_site):
     form = PreviewForm(study, request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
+        claim = item = None
+        if data.get("claim_step"):
+            claim = ClaimChoice(
+                data["claim_step"], data["claim_design"], data.get("claim"), data.get("protocol") or ""
+            )
+        if data.get("item_step"):
+            item = ItemChoice(data["item_step"], data["item"])
         participant = preview_start(
             study=study,
             position=data["step"],
             group=data.get("group") or "",
             condition=data.get("condition") or "",
             study_dialogue=data.get("dialogue"),
+            claim=claim,
+            item=item,
         )
         return redirect("step", token=participant.token)
     context = {

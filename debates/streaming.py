@@ -31,6 +31,7 @@ try:  # as uvicorn's loop: less CPU per streamed frame
 except ImportError:  # pragma: no cover - uvloop is in requirements.txt
     uvloop = None
 from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import close_old_connections, connection
 
@@ -88,9 +89,48 @@ class _RedisBuffer:
     async def clear(self, turn_id: int) -> None:
         await self._client().delete(self._key(turn_id))
 
+    async def append_and_publish(
+        self, turn_id: int, text: str, first: bool, group: str, message: dict
+    ) -> None:
+        """Append to the buffer and publish to the channel layer's group in one round trip
+        (a pipeline: Redis runs the commands in order, so the text is in the buffer before
+        the frame is published). The first piece of a turn replaces whatever is there and
+        sets the key's lifetime. The channel layer's own group_send would be a second round
+        trip, and its publishes queue one at a time behind a lock per process."""
+        layer = get_channel_layer()
+        key = self._key(turn_id)
+        async with self._client().pipeline(transaction=False) as pipe:
+            if first:
+                pipe.set(key, text, ex=self.TTL_S)
+            else:
+                pipe.append(key, text)
+            pipe.publish(layer._get_group_channel_name(group), layer.serialize(message))
+            await pipe.execute()
+
 
 Buffer = _MemoryBuffer | _RedisBuffer
 _buffers: dict[str, Buffer] = {}
+
+
+def _pipelined_publish() -> bool:
+    """Whether frames can go out as one pipeline with the buffer's append: Redis buffer and
+    channels_redis's pub/sub layer on one Redis (production)."""
+    from channels_redis.pubsub import RedisPubSubChannelLayer
+
+    layer = get_channel_layer()
+    return isinstance(layer, RedisPubSubChannelLayer) and len(layer._get_layer()._shards) == 1
+
+
+async def append_and_group_send(
+    buffer: Buffer, turn_id: int, text: str, first: bool, group: str, message: dict
+) -> None:
+    """The text into the stream buffer, then `message` to the group: in one Redis round trip
+    in production, else one after the other."""
+    if isinstance(buffer, _RedisBuffer) and _pipelined_publish():
+        await buffer.append_and_publish(turn_id, text, first, group, message)
+        return
+    await buffer.append(turn_id, text)
+    await get_channel_layer().group_send(group, message)
 
 
 def stream_buffer(prefix: str = "turn") -> Buffer:
@@ -165,21 +205,37 @@ class Relay:
     _load_factor), so no text waits longer than it and a stream sends at most
     MAX_FRAMES_PER_SECOND frames a second.
 
+    The first frame of a turn goes out as soon as its text arrives (nothing was sent
+    before, so no interval is running): the judge sees the reply start with the model's
+    first token, not a frame interval later.
+
     `send(delta)` broadcasts one `turn.delta` frame; `heartbeat()` (every LIVE_HEARTBEAT_S)
-    tells the database the turn is alive; `buffer` keeps the text for reconnections.
+    tells the database the turn is alive; `buffer` keeps the text for reconnections. With
+    `group` (a channel layer group) and `wrap` (the group message carrying a delta), a frame
+    is appended and broadcast by `append_and_group_send`: one Redis round trip in production.
     """
 
     def __init__(
-        self, *, turn_id: int, seq: int, send: Send, heartbeat: Callable[[], Awaitable], buffer: Buffer
+        self,
+        *,
+        turn_id: int,
+        seq: int,
+        send: Send,
+        heartbeat: Callable[[], Awaitable],
+        buffer: Buffer,
+        group: str | None = None,
+        wrap: Callable[[dict], dict] | None = None,
     ) -> None:
         self.turn_id = turn_id
         self.seq = seq
         self.send = send
+        self.group = group
+        self.wrap = wrap
         self.heartbeat = heartbeat
         self.buffer = buffer
         self.pending: list[str] = []
         self.sent = 0  # characters broadcast so far
-        self.last_flush = 0.0
+        self.last_flush: float | None = None  # no frame yet: the first goes out at once
         self.interval = frame_interval()
         self._lock = asyncio.Lock()
         self._timer: asyncio.TimerHandle | None = None
@@ -192,7 +248,7 @@ class Relay:
         if self._timer is not None:
             return
         now = time.monotonic()
-        wait = self.interval * _load_factor() - (now - self.last_flush)
+        wait = -1.0 if self.last_flush is None else self.interval * _load_factor() - (now - self.last_flush)
         if wait <= 0:
             self.last_flush = now
             await self.flush()
@@ -216,8 +272,15 @@ class Relay:
                 return
             text = "".join(self.pending)
             self.pending.clear()
-            await self.buffer.append(self.turn_id, text)  # before the broadcast: see above
-            await self.send({"type": "turn.delta", "seq": self.seq, "offset": self.sent, "text": text})
+            delta = {"type": "turn.delta", "seq": self.seq, "offset": self.sent, "text": text}
+            if self.group is not None and self.wrap is not None:
+                first = self.sent == 0
+                await append_and_group_send(
+                    self.buffer, self.turn_id, text, first, self.group, self.wrap(delta)
+                )
+            else:
+                await self.buffer.append(self.turn_id, text)  # before the broadcast: see above
+                await self.send(delta)
             self.sent += len(text)
 
     async def finish(self) -> None:
@@ -226,7 +289,7 @@ class Relay:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-            wait = self.interval * _load_factor() - (time.monotonic() - self.last_flush)
+            wait = self.interval * _load_factor() - (time.monotonic() - (self.last_flush or 0.0))
             if wait > 0:
                 await asyncio.sleep(wait)
             self.last_flush = time.monotonic()
@@ -287,6 +350,25 @@ def process_loop() -> asyncio.AbstractEventLoop:
             threading.Thread(target=loop.run_forever, name="rostrum-turns", daemon=True).start()
             _process_loop = loop
     return _process_loop
+
+
+def drain(timeout: float) -> bool:
+    """From another thread: wait up to `timeout` seconds for the coroutines spawned on this
+    process's background loop (turns being written) to end; True if they all did. A Celery
+    worker's warm shutdown waits here, since its tasks return once a turn is streaming."""
+    loop = _process_loop
+    if loop is None or loop.is_closed():
+        return True
+
+    async def wait() -> None:
+        while _tasks:  # a turn that ends may start the next one
+            await asyncio.wait(list(_tasks))
+
+    try:
+        asyncio.run_coroutine_threadsafe(wait(), loop).result(timeout)
+    except TimeoutError:
+        return False
+    return True
 
 
 def spawn(coroutine: Callable[[], Awaitable], loop: asyncio.AbstractEventLoop | None = None) -> None:

@@ -23,6 +23,7 @@ so one server serves every scenario at once::
     fake:cut=20                            streaming: 20 tokens, then the connection drops
     fake:empty                             200 with empty content
     fake:together=200                      no reply until 200 requests of the key are in flight
+    fake:hold=1:tokens=5                   streaming: 1 token, then nothing until released
 
 ``ttft`` (ms, default 0) is the wait before the first token, or before the whole reply when
 not streaming; ``tps`` (default 0: as fast as possible) only paces streams; ``tokens``
@@ -33,8 +34,13 @@ key: the full model string, plus ``|<scenario>`` when the request names a scenar
 is ignored when not streaming. ``together=N`` holds each request of a scenario key until
 N of them have arrived (then all go on at once), so a test can know, rather than hope, that
 N requests were in flight together; after ``TOGETHER_WAIT_S`` without them a request fails
-with a 504. Unknown options, a malformed body and a request without
-``messages`` get a 400 with an OpenAI-style error body.
+with a 504. ``hold=N`` (streaming only) stops a stream after its first N tokens (before its
+end, if that is all of them) until ``FakeLLM.release(model)`` (or ``POST
+/_release?model=…``) lets the streams of that model string go on, those held now and any
+later, so a test can know what its client did with the first tokens before any more came (a
+stream held for ``TOGETHER_WAIT_S`` goes on by itself; ``held`` counts holds).
+Unknown options, a malformed body and a request without ``messages`` get a 400 with an
+OpenAI-style error body.
 
 A stream sends its headers at once, then after ``ttft`` the role chunk and the first token
 together, then one token per chunk. With the header ``X-Record-Timing: 1`` the server keeps,
@@ -129,7 +135,7 @@ _CONTENT_DELTAS: tuple[bytes, ...] = tuple(
 _ROLE_DELTA = b'{"role":"assistant","content":"","refusal":null}'
 _DONE = b"data: [DONE]\n\n"
 _DELTA_MARK = "\x00delta\x00"
-_PATHS = frozenset({"/healthz", "/v1/models", "/v1/chat/completions", "/_stats", "/_reset"})
+_PATHS = frozenset({"/healthz", "/v1/models", "/v1/chat/completions", "/_stats", "/_reset", "/_release"})
 
 _FLAGS = frozenset({"garbage", "empty"})
 _NUMBERS: Mapping[str, type] = {
@@ -142,6 +148,7 @@ _NUMBERS: Mapping[str, type] = {
     "timeout": float,
     "cut": int,
     "together": int,
+    "hold": int,
 }
 # status: (type, code, message) of OpenAI's own error bodies.
 _ERRORS: Mapping[int, tuple[str, str | None, str]] = {
@@ -189,6 +196,7 @@ class Scenario:
     cut: int | None = None
     empty: bool = False
     together: int = 0
+    hold: int | None = None
 
 
 def parse_model(model: str) -> Scenario:
@@ -379,6 +387,7 @@ class Stats:
         "bad_request",
         "garbage",
         "cut",
+        "held",
         "disconnected",
         "dropped",
         "prompt_tokens",
@@ -585,6 +594,7 @@ class FakeLLM:
         self.stats = Stats(timing_cap)
         self.record_timing = record_timing  # every stream, not only those asking by header
         self._gatherings: dict[str, tuple[int, asyncio.Event]] = {}
+        self._released: set[str] = set()  # model strings whose held streams go on (hold=N)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -622,6 +632,10 @@ class FakeLLM:
             return self.model(path.removeprefix("/v1/models/"))
         if method == "GET" and path == "/_stats":
             return 200, self.stats.snapshot(timings=parse_qs(query.decode()).get("timings") != ["0"])
+        if method == "POST" and path == "/_release":
+            model = parse_qs(query.decode()).get("model", [""])[0]
+            self.release(model)
+            return 200, {"status": "released", "model": model}
         if method == "POST" and path == "/_reset":
             self.stats.reset()
             return 200, {"status": "reset"}
@@ -753,7 +767,19 @@ class FakeLLM:
             words = words[: scenario.cut]
         await exchange.start(200, sse_headers())
         first_due = arrived + scenario.timeout + scenario.ttft
-        sent = await self.send_tokens(exchange, frames, words, first_due, scenario.tps)
+        if scenario.hold is not None and scenario.hold <= len(words):
+            first = []
+            if scenario.hold:
+                first = await self.send_tokens(
+                    exchange, frames, words[: scenario.hold], first_due, scenario.tps
+                )
+            await self.held(request.model)
+            rest = await self.send_tokens(
+                exchange, frames, words[scenario.hold :], first_due, scenario.tps, role=not scenario.hold
+            )
+            sent = first + rest
+        else:
+            sent = await self.send_tokens(exchange, frames, words, first_due, scenario.tps)
         self.stats.add("streamed")
         if request.record_timing or self.record_timing:
             self.stats.timing(request.key, arrived, sent, request.messages)
@@ -767,13 +793,14 @@ class FakeLLM:
 
     @staticmethod
     async def send_tokens(
-        exchange: Exchange, frames: Frames, words: list[Any], first_due: float, tps: float
+        exchange: Exchange, frames: Frames, words: list[Any], first_due: float, tps: float, role: bool = True
     ) -> list[float]:
-        """Send the role chunk and the tokens, paced; returns the send time of each token."""
+        """Send the role chunk (unless `role` is False: already sent) and the tokens, paced;
+        returns the send time of each token."""
         await pause_until(first_due)
         interval = 1 / tps if tps > 0 else 0.0
         sent: list[float] = []
-        if not words:
+        if not words and role:
             sent.append(time.perf_counter())
             await exchange.part(frames.role())
         for i, index in enumerate(words):
@@ -781,8 +808,20 @@ class FakeLLM:
                 await pause_until(sent[0] + i * interval)
             chunk = frames.token(index) if isinstance(index, int) else frames.text(index)
             sent.append(time.perf_counter())
-            await exchange.part(frames.role() + chunk if i == 0 else chunk)
+            await exchange.part(frames.role() + chunk if i == 0 and role else chunk)
         return sent
+
+    def release(self, model: str) -> None:
+        """Let the streams of this model string held by ``hold=N`` go on, now and later (from
+        any thread)."""
+        self._released.add(model)
+
+    async def held(self, model: str) -> None:
+        """Wait until ``release(model)``, or ``TOGETHER_WAIT_S``."""
+        self.stats.add("held")
+        deadline = time.monotonic() + TOGETHER_WAIT_S
+        while model not in self._released and time.monotonic() < deadline:
+            await asyncio.sleep(0.005)
 
     def chosen_text(self, request: ChatRequest) -> str | None:
         """The responder's text for this request, or None for the usual words."""

@@ -25,9 +25,13 @@ Routes (all under ``/api/v1``, all needing ``Authorization: Token <token>``, els
   so a test can assert that a bonus went out exactly once;
 - ``POST /participant-groups/`` (``name``, ``participant_ids``, optional ``workspace_id``) creates a
   participant group, ``GET /participant-groups/`` lists them; ``POST /participant-groups/{id}/participants/``
-  (``participant_ids``) adds members (one already in is ignored), ``GET`` the same path lists them.
-  A new study's ``filters`` are checked (``filter_id`` and ``selected_values``; a
-  ``participant_group_allowlist`` or ``_blocklist`` must name known groups) and kept with the study.
+  (``participant_ids``) adds members (one already in is ignored), ``DELETE`` the same path with
+  ``participant_ids`` removes members (one not in is ignored), ``GET`` the same path lists them.
+  A new study's ``filters`` are checked (a list of ``filter_id`` and ``selected_values``; the
+  filter ids must be ones Prolific knows, ``FILTER_IDS``: a name Prolific does not know, such as
+  a bare ``previous_studies``, is refused; ``participant_group_allowlist`` / ``_blocklist`` must name
+  known groups, ``previous_studies_allowlist`` / ``_blocklist`` known studies) and kept with the
+  study.
 
 Errors have Prolific's shape: ``{"error": {"status", "error_code", "title", "detail"}}``, where
 ``detail`` maps a field to its problems for a 400 validation error.
@@ -112,6 +116,14 @@ STUDY_TRANSITIONS = {
 }
 MIN_REJECTION_MESSAGE = 100
 DROP = object()  # carry the request out, then close the connection without answering
+
+
+# The filter ids this fake accepts: the audience filters Rostrum sends, spelt as Prolific's API
+# spells them (docs/decisions.md, "Prolific API", says where each was checked). A real account
+# lists many more (GET /filters/); any other id is refused here as Prolific refuses an unknown one.
+GROUP_FILTERS = ("participant_group_allowlist", "participant_group_blocklist")
+STUDY_FILTERS = ("previous_studies_allowlist", "previous_studies_blocklist")
+FILTER_IDS = frozenset(GROUP_FILTERS + STUDY_FILTERS + ("custom_allowlist", "custom_blocklist"))
 
 
 def new_id() -> str:
@@ -309,6 +321,7 @@ class FakeProlific:
             ("POST", r"/participant-groups/", self.group_create),
             ("GET", r"/participant-groups/", self.group_list),
             ("POST", r"/participant-groups/([0-9a-f]{24})/participants/", self.group_add),
+            ("DELETE", r"/participant-groups/([0-9a-f]{24})/participants/", self.group_remove),
             ("GET", r"/participant-groups/([0-9a-f]{24})/participants/", self.group_members),
         ]
 
@@ -451,6 +464,14 @@ class FakeProlific:
         self._group_join(group, ids)
         return 200, {"results": [{"participant_id": pid} for pid in group["members"]]}
 
+    def group_remove(self, group_id: str, *, body: dict, query) -> tuple[int, Any]:
+        group = self._group(group_id)
+        ids = body.get("participant_ids", [])
+        if not _ids(ids):
+            raise invalid({"participant_ids": ["A list of participant ids."]})
+        group["members"] = [pid for pid in group["members"] if pid not in set(ids)]
+        return 200, {"results": [{"participant_id": pid} for pid in group["members"]]}
+
     def group_members(self, group_id: str, *, body, query) -> tuple[int, Any]:
         group = self._group(group_id)
         rows = [{"participant_id": pid} for pid in group["members"]]
@@ -471,22 +492,27 @@ class FakeProlific:
         return {**shown, "participant_count": len(group["members"])}
 
     def _filter_problems(self, filters: Any) -> dict[str, list[str]]:
-        """What Prolific refuses in a study's filters: not a list of {filter_id, selected_values},
-        or a participant group filter naming a group that does not exist."""
+        """What Prolific refuses in a study's filters: not a list of {filter_id, selected_values}, a
+        filter id it does not know, or a group or study filter naming a group or study that does
+        not exist."""
         ok = isinstance(filters, list) and all(
             isinstance(f, dict) and isinstance(f.get("filter_id"), str) and _ids(f.get("selected_values"))
             for f in filters
         )
         if not ok:
             return {"filters": ["A list of {filter_id, selected_values}."]}
-        unknown = [
-            value
-            for f in filters
-            if f["filter_id"] in ("participant_group_allowlist", "participant_group_blocklist")
-            for value in f["selected_values"]
-            if value not in self.groups
+        problems = [
+            f"No filter with id {f['filter_id']!r}." for f in filters if f["filter_id"] not in FILTER_IDS
         ]
-        return {"filters": [f"No such participant group: {', '.join(unknown)}."]} if unknown else {}
+        known = {**dict.fromkeys(GROUP_FILTERS, self.groups), **dict.fromkeys(STUDY_FILTERS, self.studies)}
+        for f in filters:
+            unknown = [
+                v for v in f["selected_values"] if f["filter_id"] in known and v not in known[f["filter_id"]]
+            ]
+            if unknown:
+                kind = "participant group" if f["filter_id"] in GROUP_FILTERS else "study"
+                problems.append(f"No such {kind}: {', '.join(unknown)}.")
+        return {"filters": problems} if problems else {}
 
     def _study(self, study_id: str) -> dict[str, Any]:
         if study_id not in self.studies:

@@ -1,6 +1,8 @@
 """A manual exclusion asks for its reason: the participants admin's action "Exclude from
 analysis" first shows the selected participants and a reason box, then excludes them with
-that reason (kept as the exclusion's detail, beside who excluded them and when).
+that reason (kept as the exclusion's detail, beside who excluded them and when). Someone a
+screening study placed in a participant group on Prolific leaves that group at once
+(`prolific_groups.prolific_groups_leave`), so a main study published to it no longer admits them.
 
 Wired from `participants/admin.py`'s action:
 
@@ -16,8 +18,9 @@ from django.contrib import messages
 from django.contrib.admin import helpers
 from django.template.response import TemplateResponse
 
-from participants import services
+from participants import prolific_groups, services
 from participants.models import Exclusion
+from participants.prolific import ProlificError
 
 ACTION = "exclude_manually"
 
@@ -47,6 +50,7 @@ def exclude_with_reason(model_admin, request, queryset):
         model_admin.message_user(
             request, f"Excluded {queryset.count()} participant(s): {reason}", messages.SUCCESS
         )
+        _leave_groups(model_admin, request, queryset)
         return None  # back to the list
     context = {
         **model_admin.admin_site.each_context(request),
@@ -61,3 +65,22 @@ def exclude_with_reason(model_admin, request, queryset):
         "form": form,
     }
     return TemplateResponse(request, "admin/participants/participant/exclude.html", context)
+
+
+def _leave_groups(model_admin, request, queryset) -> None:
+    """After the exclusions are saved: take the excluded out of their Prolific participant groups."""
+    try:
+        sent = prolific_groups.prolific_groups_leave(participants=queryset)
+    except ProlificError as error:
+        model_admin.message_user(
+            request,
+            f"Prolific: removing them from their participant group failed ({error.message}). The "
+            "exclusions are saved; “Make Prolific participant groups” on the study's Prolific page "
+            "removes them.",
+            messages.WARNING,
+        )
+        return
+    if sent:
+        model_admin.message_user(
+            request, f"Removed {sent} of them from their participant group on Prolific.", messages.INFO
+        )

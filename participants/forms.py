@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from django import forms
+from django.utils.translation import gettext, gettext_lazy
 
 from participants.services import Answer
 from studies.models import Question
+from studies.texts import question_texts
 
 Kind = Question.Kind
 TEXT_MAX = 5000
@@ -31,7 +33,9 @@ class SliderInput(forms.NumberInput):
 
 class SliderField(forms.IntegerField):
     default_error_messages = {
-        "required": "Please move the slider to give your answer (you may move it back to where it started)."
+        "required": gettext_lazy(
+            "Please move the slider to give your answer (you may move it back to where it started)."
+        )
     }
 
     def __init__(self, *, min_value: int = 0, max_value: int = 100, **kwargs) -> None:
@@ -48,7 +52,7 @@ class NumberField(forms.IntegerField):
         high = NUMBER_LIMIT if max_value is None else max_value
         kwargs.setdefault("widget", forms.NumberInput(attrs={"inputmode": "numeric"}))
         super().__init__(min_value=low, max_value=high, **kwargs)
-        out_of_range = f"Enter a whole number from {low} to {high}."
+        out_of_range = gettext("Enter a whole number from %(low)s to %(high)s.") % {"low": low, "high": high}
         self.error_messages.update(invalid=out_of_range, min_value=out_of_range, max_value=out_of_range)
 
     def to_python(self, value):
@@ -61,16 +65,20 @@ SPECIFY_MAX = 200  # characters in an "other, please specify" box
 
 
 def question_field(q: Question) -> forms.Field:
-    field = _base_field(q)
+    """The item's field, in the participant's language (studies.texts): the labels are
+    translated, the values stay the study's own options, so every language stores the same."""
+    text, help_text, labels = question_texts(q)
+    field = _base_field(q, text, help_text, labels)
     field.layout = "likert" if q.kind == Kind.LIKERT and len(q.option_list) <= 7 else ""
-    field.end_labels = q.option_list if q.kind == Kind.SLIDER and len(q.option_list) == 2 else []
+    field.end_labels = labels if q.kind == Kind.SLIDER and len(labels) == 2 else []
     return field
 
 
-def _base_field(q: Question) -> forms.Field:
-    common = {"label": q.text, "required": q.required, "help_text": q.help_text}
+def _base_field(q: Question, text: str, help_text: str, labels: list[str]) -> forms.Field:
+    common = {"label": text, "required": q.required, "help_text": help_text}
     if q.kind in (Kind.SINGLE_CHOICE, Kind.LIKERT):
-        return forms.ChoiceField(choices=[(o, o) for o in q.option_list], widget=forms.RadioSelect, **common)
+        choices = list(zip(q.option_list, labels, strict=True))
+        return forms.ChoiceField(choices=choices, widget=forms.RadioSelect, **common)
     if q.kind == Kind.SLIDER:
         low = 0 if q.min_value is None else q.min_value
         high = 100 if q.max_value is None else q.max_value
@@ -96,7 +104,7 @@ class QuestionForm(forms.Form):
             self.fields[q.key] = question_field(q)
             if q.specify_option:  # "Prefer to self-describe" opens a text box
                 box = forms.CharField(
-                    label="Please describe",
+                    label=gettext("Please describe"),
                     required=False,
                     max_length=SPECIFY_MAX,
                     strip=True,
@@ -112,7 +120,9 @@ class QuestionForm(forms.Form):
                 continue
             if data.get(q.key) == q.specify_option:
                 if not data.get(q.specify_key):
-                    self.add_error(q.specify_key, "Please describe it in a few words, since you chose this.")
+                    self.add_error(
+                        q.specify_key, gettext("Please describe it in a few words, since you chose this.")
+                    )
             else:
                 data[q.specify_key] = ""  # a box filled, then another option chosen: not kept
         return data

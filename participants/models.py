@@ -70,6 +70,11 @@ class Participant(models.Model):
     )
     visits = models.PositiveIntegerField(default=1, help_text="Entries through the study link.")
     user_agent = models.CharField(max_length=300, blank=True)
+    language = models.CharField(
+        max_length=10,
+        blank=True,
+        help_text="The language of the participant's pages, fixed at entry (empty: the study's).",
+    )
     exit_code = models.CharField(
         max_length=40,
         blank=True,

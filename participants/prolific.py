@@ -171,6 +171,12 @@ class Client:
         body = {"participant_ids": participant_ids}
         return self.call("POST", f"/participant-groups/{_id(group_id)}/participants/", body)
 
+    def participant_group_remove(self, group_id: str, participant_ids: list[str]) -> dict:
+        """Idempotent: a participant not in the group is ignored (DELETE with a body, as Prolific's
+        "Remove participants from a participant group")."""
+        body = {"participant_ids": participant_ids}
+        return self.call("DELETE", f"/participant-groups/{_id(group_id)}/participants/", body)
+
     def participant_group_members(self, group_id: str) -> list[dict]:
         return self.pages(f"/participant-groups/{_id(group_id)}/participants/")
 
@@ -473,7 +479,9 @@ def study_payload(study: Study, draft: Draft, internal_name: str) -> dict:
 def study_filters(study: Study) -> dict:
     """Who may take part, as Prolific's filters: only the chosen participant group of a screening
     study (`participant_group_allowlist`), and nobody who took part in a sister study
-    (`previous_studies`, Prolific's "exclude participants from previous studies")."""
+    (`previous_studies_blocklist`, Prolific's "exclude participants from other studies"; its
+    counterpart `previous_studies_allowlist` would let only them in). Both take ids as strings in
+    `selected_values` (docs/decisions.md, "Prolific API": the names and where they were checked)."""
     recruitment = Recruitment.objects.filter(study=study).select_related("group").first()
     if recruitment is None:
         return {}
@@ -489,7 +497,7 @@ def study_filters(study: Study) -> dict:
         recruitment.sisters.exclude(prolific_study_id="").values_list("prolific_study_id", flat=True)
     )
     if sisters:
-        filters.append({"filter_id": "previous_studies", "selected_values": sisters})
+        filters.append({"filter_id": "previous_studies_blocklist", "selected_values": sisters})
     return {"filters": filters} if filters else {}
 
 

@@ -225,13 +225,18 @@ def _bonus(request, participants: list[Participant]) -> None:
         raise ValidationError("The form has no key: reload the page.")
     sent = 0
     for participant in participants:
-        bonus = prolific_review.bonus_record(
-            participant=participant,
-            amount_cents=cents,
-            reason=request.POST.get("reason", ""),
-            key=f"{key}:{participant.pk}",
-            by=request.user,
-        )
+        try:
+            bonus = prolific_review.bonus_record(
+                participant=participant,
+                amount_cents=cents,
+                reason=request.POST.get("reason", ""),
+                key=f"{key}:{participant.pk}",
+                by=request.user,
+            )
+        except ValidationError as refused:  # this one only (e.g. already has this bonus): go on
+            for message in refused.messages:
+                messages.error(request, message)
+            continue
         sent += _send(request, bonus).state == Bonus.State.SENT
     messages.info(request, f"{sent} bonus(es) sent to Prolific; each is recorded below with its state.")
 

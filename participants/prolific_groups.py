@@ -3,7 +3,9 @@ groups; each group becomes a participant group on Prolific; a main study is publ
 and, when one of its people enters, their screening answers and group are carried over; sister
 studies keep each other's participants out (on Prolific by a filter, here at entry).
 
-Services (keyword-only): `prolific_groups_make` (the screening study's groups to Prolific),
+Services (keyword-only): `prolific_groups_make` (the screening study's groups to Prolific, which
+also takes out members excluded since), `prolific_groups_leave` (excluded participants out of their
+participant group on Prolific, at once: called after a manual exclusion),
 `recruitment_set` (a main study's source group and sisters, before its draft is created),
 `participant_admit` (called once at entry, by `services.participant_enter`: refuses a sister
 study's participant, else carries the screening over), `screening_carry_over`."""
@@ -16,6 +18,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from participants import prolific, services
 from participants.models import Participant, ProlificGroup, Recruitment, Response
@@ -23,7 +26,7 @@ from studies.models import Study
 
 CARRIED_POSITION = 0  # carried-over answers sit before the study's first step (steps start at 1)
 CARRIED_KIND = "carried_over"
-SISTER_MESSAGE = (
+SISTER_MESSAGE = gettext_lazy(
     "You have already taken part in a related study, so this one is not open to you. "
     "Please return it on Prolific: you will not be penalised."
 )
@@ -51,6 +54,21 @@ def group_members(*, study: Study) -> dict[str, list[str]]:
     return members
 
 
+def group_leavers(*, study: Study) -> dict[str, list[str]]:
+    """Each screening group's PROLIFIC_PIDs that must not be in its participant group: placed in
+    it, then excluded (an exclusion revoked makes them members again at the next make)."""
+    rows = (
+        Participant.objects.filter(study=study, excluded=True, is_preview=False, is_pilot=False)
+        .exclude(group="")
+        .order_by("group", "started_at")
+        .values_list("group", "prolific_pid")
+    )
+    leavers: dict[str, list[str]] = {}
+    for label, pid in rows:
+        leavers.setdefault(label, []).append(pid)
+    return leavers
+
+
 def prolific_groups_make(*, study: Study, api: prolific.Client | None = None) -> list[ProlificGroup]:
     """Make (or update) a participant group on Prolific per screening group of the study, with its
     members; keep each mapping (study, label) -> Prolific group id. Adding someone already in a
@@ -62,7 +80,44 @@ def prolific_groups_make(*, study: Study, api: prolific.Client | None = None) ->
     made = []
     for label, pids in members.items():
         made.append(_group_update(api, study, label, pids))
+    _leavers_remove(api, study, group_leavers(study=study))
     return made
+
+
+def prolific_groups_leave(*, participants: Iterable[Participant], api: prolific.Client | None = None) -> int:
+    """Take the excluded ones among `participants` out of their screening group's participant
+    group on Prolific (a main study published to it stops admitting them at once). Removing
+    someone not in a group does nothing on Prolific, so this can run again safely. Returns how
+    many were sent for removal. Raises ProlificError (the exclusions stay: making the groups again
+    removes them)."""
+    ids = [p.pk for p in participants]
+    rows = (
+        Participant.objects.filter(pk__in=ids, excluded=True, is_preview=False, is_pilot=False)
+        .exclude(group="")
+        .values_list("study_id", "group", "prolific_pid")
+    )
+    leaving: dict[int, dict[str, list[str]]] = {}
+    for study_id, label, pid in rows:
+        leaving.setdefault(study_id, {}).setdefault(label, []).append(pid)
+    on_prolific = ProlificGroup.objects.filter(study_id__in=leaving).exclude(prolific_group_id="")
+    if not on_prolific.exists():
+        return 0
+    api = api or prolific.client()
+    sent = 0
+    for study in Study.objects.filter(pk__in=leaving).order_by("pk"):
+        sent += _leavers_remove(api, study, leaving[study.pk])
+    return sent
+
+
+def _leavers_remove(api: prolific.Client, study: Study, leavers: dict[str, list[str]]) -> int:
+    """Remove each group's leavers from its participant group on Prolific; keep the count."""
+    sent = 0
+    for row in ProlificGroup.objects.filter(study=study, label__in=leavers).exclude(prolific_group_id=""):
+        api.participant_group_remove(row.prolific_group_id, leavers[row.label])
+        sent += len(leavers[row.label])
+        members = len(group_members(study=study).get(row.label, []))
+        ProlificGroup.objects.filter(pk=row.pk).update(members=members, updated_at=timezone.now())
+    return sent
 
 
 def _group_update(api: prolific.Client, study: Study, label: str, pids: list[str]) -> ProlificGroup:

@@ -148,11 +148,23 @@ def submission_approve(
 # --- Bonuses: recorded before sent, never sent twice ----------------------------------------
 
 
+def bonus_reason(text: str) -> str:
+    """A reason as it is kept and compared: spaces collapsed, at most 200 characters."""
+    return " ".join((text or "").split())[:200]
+
+
 def bonus_record(
     *, participant: Participant, amount_cents: int, reason: str = "", key: str, by=None
 ) -> Bonus:
-    """Record a bonus (not sent yet). `key` comes with the form: the same form sent twice (a
-    double click) records one bonus."""
+    """Record a bonus (not sent yet). One bonus per participant and reason (compared without
+    regard to case or spacing; no reason is a reason too): a second tab, or a second form, for the
+    same participant and reason records nothing and is told so, whatever its amount; a different
+    reason is a different bonus. `key` comes with the form: the same form sent twice (a double
+    click) returns the bonus it recorded.
+
+    The check runs inside the transaction that creates the bonus, under a lock on the participant's
+    row (PostgreSQL: SELECT … FOR UPDATE; SQLite: the IMMEDIATE transaction's write lock), so two
+    requests at once cannot both find no bonus and both record one (docs/decisions.md)."""
     if amount_cents < 1:
         raise ValidationError("A bonus is at least 1 cent.")
     if amount_cents > settings.PROLIFIC_BONUS_MAX_CENTS:
@@ -163,23 +175,36 @@ def bonus_record(
     submission_id = submission.submission_id if submission else participant.prolific_session_id
     if not submission_id or not participant.study.prolific_study_id:
         raise ValidationError(f"{participant.prolific_pid} has no submission on Prolific to pay a bonus to.")
-    try:
-        with transaction.atomic():
-            return Bonus.objects.create(
-                study_id=participant.study_id,
-                participant=participant,
-                submission_id=submission_id,
-                amount_cents=amount_cents,
-                reason=reason[:200],
-                request_key=key[:100],
-                created_at=timezone.now(),
-                created_by=by,
-            )
-    except IntegrityError:
-        existing = Bonus.objects.get(request_key=key[:100])
-        if existing.participant_id != participant.pk:
-            raise ValidationError("That form's key belongs to another bonus: reload the page.") from None
-        return existing  # the same form sent again: nothing new
+    reason = bonus_reason(reason)
+    with transaction.atomic():
+        Participant.objects.select_for_update().filter(pk=participant.pk).first()
+        same_form = Bonus.objects.filter(request_key=key[:100]).first()
+        if same_form is not None:
+            if same_form.participant_id != participant.pk:
+                raise ValidationError("That form's key belongs to another bonus: reload the page.")
+            return same_form  # the same form sent again: nothing new
+        earlier = Bonus.objects.filter(participant=participant, reason__iexact=reason).first()
+        if earlier is not None:
+            raise ValidationError(_already(participant, earlier))
+        return Bonus.objects.create(
+            study_id=participant.study_id,
+            participant=participant,
+            submission_id=submission_id,
+            amount_cents=amount_cents,
+            reason=reason,
+            request_key=key[:100],
+            created_at=timezone.now(),
+            created_by=by,
+        )
+
+
+def _already(participant: Participant, bonus: Bonus) -> str:
+    why = f"for “{bonus.reason}”" if bonus.reason else "without a reason"
+    return (
+        f"{participant.prolific_pid} already has a bonus {why} ({bonus.amount_cents / 100:.2f}, "
+        f"{bonus.get_state_display().lower()}), perhaps from another tab: nothing more was recorded. "
+        "A further bonus needs its own reason."
+    )
 
 
 class BonusBusy(Exception):

@@ -18,6 +18,8 @@ from django.core import signing
 from django.db import IntegrityError, connections, router, transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from participants import flags, limits
 from participants.models import Exclusion, Participant, Response, StepVisit
@@ -36,8 +38,9 @@ PILOT_PARAM = "pilot"
 PILOT_SALT = "rostrum.participants.pilot"
 PILOT_TOKEN_MAX_AGE = 24 * 3600  # seconds: longer than any pilot run
 PILOT_STUDY_STATUSES = {Study.Status.DRAFT, Study.Status.LIVE}  # what a pilot may enter
-INVALID_LINK = "This link is not valid. Please open the study again from Prolific."
-TOO_FAST = (
+# Shown to participants in their language (the entry's language is active when shown).
+INVALID_LINK = gettext_lazy("This link is not valid. Please open the study again from Prolific.")
+TOO_FAST = gettext_lazy(
     "Many people are starting this study from your connection right now. Please wait a minute, "
     "then reload this page."
 )
@@ -70,15 +73,20 @@ def entry_params(query: dict, *, study: Study) -> tuple[str, str, str]:
         raw = (query.get(name) or "").strip()
         value = raw.lower() if settings.PROLIFIC_STRICT_IDS else raw
         if not raw:
-            raise EntryError(f"The link is missing {name}. Please open the study from Prolific.")
+            raise EntryError(
+                _("The link is missing %(name)s. Please open the study from Prolific.") % {"name": name}
+            )
         if not pattern.match(value):
             raise EntryError(
-                f"The link's {name} does not look like a Prolific id. "
-                "Please open the study again from Prolific."
+                _(
+                    "The link's %(name)s does not look like a Prolific id. "
+                    "Please open the study again from Prolific."
+                )
+                % {"name": name}
             )
         values[name] = value
     if study.prolific_study_id and values["STUDY_ID"] != study.prolific_study_id.lower():
-        raise EntryError("This link belongs to a different Prolific study.")
+        raise EntryError(_("This link belongs to a different Prolific study."))
     # Prolific gives every participant, study and submission an id of its own.
     if study.prolific_study_id and values["SESSION_ID"] in (values["PROLIFIC_PID"], values["STUDY_ID"]):
         raise EntryError(INVALID_LINK)
@@ -140,7 +148,7 @@ def participant_enter(
         return _participant_revisit(existing, prolific_session_id, now)
     allowed = PILOT_STUDY_STATUSES if is_pilot else {Study.Status.LIVE}
     if study.status not in allowed:
-        raise EntryError("This study is not accepting participants at the moment.")
+        raise EntryError(_("This study is not accepting participants at the moment."))
     if study.prolific_study_id and not is_pilot and _session_taken(study, prolific_session_id):
         raise EntryError(INVALID_LINK)  # one Prolific submission is one participant's
     try:

@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from participants import flags, limits, services
+from participants.i18n import language_of, participant_language
 from participants.models import Participant
 from studies.models import FAILED_CHECK_MESSAGE, SCREENED_OUT_MESSAGE, Study
 from studies.registry import StepUnavailable
@@ -97,6 +98,11 @@ def step(request: HttpRequest, token: str) -> HttpResponse:
     participant = services.participant_by_token(token)
     if participant is None:
         raise Http404("No such participant")
+    with participant_language(*language_of(participant)):
+        return _step(request, participant)
+
+
+def _step(request: HttpRequest, participant: Participant) -> HttpResponse:
     participant = services.participant_resume(participant=participant)
     current = services.participant_current_step(participant) if participant.is_active else None
     if current is None:

@@ -64,13 +64,23 @@ $BIN/ruff format --check .
 $BIN/lint-imports >/dev/null || { $BIN/lint-imports; die "an import breaks the architecture's contracts (pyproject.toml)"; }
 $BIN/python manage.py makemigrations --check --dry-run >/dev/null || die "models changed without a migration"
 
+# Two test processes (pytest-xdist; TEST_PROCESSES=1 for one): each has its own test
+# database and Redis database (config/settings.py). The `slow` tests (hundreds of threads,
+# clusters of servers, browser journeys) then run one at a time, alone on the machine.
+PROCESSES="${TEST_PROCESSES:-2}"
+parallel=(-n "$PROCESSES" --dist loadfile)
+[ "$PROCESSES" = 1 ] && parallel=(-p no:xdist)
+
 say "embedded default: SQLite, in-memory channel layer, eager tasks"
-env -u DATABASE_URL -u REDIS_URL $BIN/pytest -q -m "not postgres and not redis" "$@"
+env -u DATABASE_URL -u REDIS_URL $BIN/pytest -q -m "not postgres and not redis and not slow" "${parallel[@]}" "$@"
+env -u DATABASE_URL -u REDIS_URL $BIN/pytest -q -m "slow and not postgres and not redis" -p no:xdist "$@"
 
 say "production path: PostgreSQL, Redis, Celery, ASGI server, Chromium"
 # DEBUG=1: with DATABASE_URL set, DEBUG is otherwise off and a SECRET_KEY required (the
 # tests themselves run with DEBUG off either way: pytest-django sees to it).
-DEBUG=1 \
-DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/rostrum}" \
-REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:6379/15}" \
-  $BIN/pytest -q "$@"
+# TESTS_BACKEND_ONLY=1: tests that reach no database, service or browser ran above already.
+export DEBUG=1 TESTS_BACKEND_ONLY=1
+export DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/rostrum}"
+export REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:6379/15}"
+$BIN/pytest -q -m "not slow" "${parallel[@]}" "$@"
+$BIN/pytest -q -m slow -p no:xdist "$@"

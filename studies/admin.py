@@ -15,6 +15,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from studies import admin_home, registry
+from studies.admin_texts import translation_links
 from studies.completion import completion_codes, study_url
 from studies.models import Question, Step, Study
 from studies.services import (
@@ -104,6 +105,14 @@ class StudyForm(forms.ModelForm):
         model = Study
         fields = "__all__"
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if "language" in self.fields:  # a post without it (a script) keeps the study's language
+            self.fields["language"].required = False
+
+    def clean_language(self):
+        return self.cleaned_data.get("language") or self.instance.language or "en"
+
     def clean_status(self):
         status = self.cleaned_data["status"]
         if status == Study.Status.LIVE and self.instance.pk and self.instance.status != Study.Status.LIVE:
@@ -127,12 +136,12 @@ class StudyAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         """Once the study is frozen (live, or taken), what it froze cannot change here."""
-        frozen = FROZEN_STUDY_FIELDS if obj is not None and obj.locked_at else []
+        frozen = [*FROZEN_STUDY_FIELDS, "language"] if obj is not None and obj.locked_at else []
         return [*self.readonly_fields, *frozen]
 
     actions = ["duplicate", "set_live", "set_paused", "set_closed"]
     fieldsets = [
-        (None, {"fields": ["title", "slug", "status", "notes", "design_problems"]}),
+        (None, {"fields": ["title", "slug", "status", "language", "notes", "design_problems"]}),
         (
             "Prolific",
             {
@@ -277,6 +286,7 @@ class StudyAdmin(admin.ModelAdmin):
             links = [("Preview", reverse("preview", args=[study.slug]))]
             if study.snapshot_sha256:
                 links.append(("Instrument", reverse("admin:studies_study_instrument", args=[study.pk])))
+            links += translation_links(study)
             links += [item for factory in study_links for item in factory(study)]
             extra_context = {
                 **(extra_context or {}),

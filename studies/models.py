@@ -7,6 +7,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
+from django.utils.translation import gettext_noop
 
 
 def new_seed() -> int:
@@ -23,7 +24,10 @@ key_validator = RegexValidator(
 
 # What participants who leave early read (Prolific: a screen-out is paid a fixed amount when
 # submitted with the screened-out code; failed attention checks may be rejected).
-SCREENED_OUT_MESSAGE = (
+# Marked for the catalog (gettext_noop keeps them plain strings): a participant in another
+# language reads the catalog's translation while the study keeps the default text
+# (studies.texts.exit_message).
+SCREENED_OUT_MESSAGE = gettext_noop(
     "Thank you for your answers. This study is looking for participants with a particular profile, "
     "and your answers show that you are not eligible for the rest of it. This is not a judgement of "
     "your answers, and you have done nothing wrong.\n\n"
@@ -31,7 +35,7 @@ SCREENED_OUT_MESSAGE = (
     "and you will receive the study's fixed screen-out payment for the time you spent. Please do not "
     "return the study: a returned submission is not paid."
 )
-FAILED_CHECK_MESSAGE = (
+FAILED_CHECK_MESSAGE = gettext_noop(
     "Some questions asked you to give a particular answer (attention checks). Too many of them were "
     "answered differently from what they asked, so the study has ended here.\n\n"
     "What happens next: go back to Prolific with the button below. It submits the failed-attention-"
@@ -50,6 +54,14 @@ class Study(models.Model):
 
     slug = models.SlugField(unique=True, help_text="Part of the study link: /s/SLUG/")
     title = models.CharField(max_length=200, help_text="Shown to participants.")
+    language = models.CharField(
+        max_length=10,
+        choices=settings.LANGUAGES,
+        default="en",
+        help_text="The language of the study's texts and of participant pages. Each translation "
+        "below adds a language participants may take the study in (chosen at entry: &lang= on "
+        "the link, else the browser's languages, else this one).",
+    )
     notes = models.TextField(blank=True, help_text="Internal notes, never shown.")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
     prolific_study_id = models.CharField(
@@ -291,3 +303,43 @@ class Question(models.Model):
                     raise ValidationError({"expected_answer": f"Not a number: {answer}"}) from None
         else:
             raise ValidationError({"expected_answer": "Free-text items cannot be checks."})
+
+
+class StudyTranslation(models.Model):
+    """The study's own texts in another language; adding one offers the study in that
+    language. An empty field falls back to the study's text (docs/translation.md)."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="translations")
+    language = models.CharField(max_length=10, choices=settings.LANGUAGES)
+    title = models.CharField(max_length=200, blank=True)
+    screened_out_message = models.TextField(blank=True)
+    failed_check_message = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["study", "language"]
+        constraints = [models.UniqueConstraint(fields=["study", "language"], name="unique_study_translation")]
+
+    def __str__(self) -> str:
+        return self.get_language_display()
+
+    def clean(self) -> None:
+        if self.study_id and self.language == self.study.language:
+            raise ValidationError({"language": "This is the study's own language: edit the study's texts."})
+
+
+class StepTranslation(models.Model):
+    """A step's texts in another language: its title, the texts of its configuration
+    (`texts["config"]`: name -> text) and of its items (`texts["questions"]`: key -> text,
+    help_text, options). Edited as plain fields in the step's admin page."""
+
+    step = models.ForeignKey(Step, on_delete=models.CASCADE, related_name="translations")
+    language = models.CharField(max_length=10, choices=settings.LANGUAGES)
+    title = models.CharField(max_length=200, blank=True)
+    texts = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["step", "language"]
+        constraints = [models.UniqueConstraint(fields=["step", "language"], name="unique_step_translation")]
+
+    def __str__(self) -> str:
+        return self.get_language_display()

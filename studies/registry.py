@@ -88,7 +88,10 @@ class StepKind:
         defaults = {
             name: f.initial for name, f in self.config_form.base_fields.items() if f.initial is not None
         }
-        return {**defaults, **(step.config or {})}
+        from studies.texts import localized_config  # it imports this module
+
+        # On a participant's page in another language, its texts in that language.
+        return localized_config(self, step, {**defaults, **(step.config or {})})
 
     def check_study(self, study: Study, step: Step, steps: list[Step]) -> list[str]:
         """Problems with this step in the study's design (shown before going live), each a

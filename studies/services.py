@@ -14,6 +14,7 @@ from django.utils import timezone
 from studies import registry
 from studies.models import Question, Step, Study
 from studies.snapshot import digest, study_snapshot
+from studies.texts import translations_build, translations_copy
 
 
 class StudyLocked(Exception):
@@ -243,6 +244,7 @@ def study_duplicate(*, study: Study, slug: str) -> Study:
             q.pk = None
             q.step = step
             q.save()
+    translations_copy(source=study, copy=copy)
     for hook in duplicate_hooks:
         hook(source=study, copy=copy)
     return copy
@@ -250,6 +252,7 @@ def study_duplicate(*, study: Study, slug: str) -> Study:
 
 STUDY_FIELDS = {
     "title",
+    "language",
     "notes",
     "status",
     "prolific_study_id",
@@ -274,7 +277,8 @@ STUDY_FIELDS = {
 @transaction.atomic
 def study_build(*, spec: dict) -> Study:
     """Create a study with its steps and questions from a plain description (demo content,
-    tests, scripted set-ups). Every config and question is validated like the admin does."""
+    tests, scripted set-ups). Every config and question is validated like the admin does.
+    `translations` gives the study's texts in other languages (see studies.texts)."""
     fields = {k: v for k, v in spec.items() if k in STUDY_FIELDS}
     study = Study(slug=spec["slug"], **fields)
     study.full_clean()
@@ -297,4 +301,6 @@ def study_build(*, spec: dict) -> Study:
             question = Question(step=step, position=q_position, **q_fields)
             question.full_clean()
             question.save()
+    # The study's texts in other languages: {language: {"study": {...}, "steps": {position: ...}}}
+    translations_build(study=study, spec=spec.get("translations", {}))
     return study

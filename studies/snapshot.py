@@ -10,6 +10,7 @@ import json
 from collections.abc import Callable
 
 from studies.models import Step, Study
+from studies.texts import translations_snapshot
 
 FORMAT = "rostrum.snapshot/1"
 # Other apps add what they attach to a study (its dialogues, claims, model settings, …), from
@@ -43,9 +44,14 @@ FROZEN_FIELDS = [
 def study_snapshot(study: Study) -> dict:
     """The study as it is now, JSON-ready, in a canonical order."""
     steps = Step.objects.filter(study=study).prefetch_related("questions").order_by("position")
+    # The language and the translations only when the study has them, so studies frozen
+    # before languages existed keep their hash.
+    translations = translations_snapshot(study)
+    language = {"language": study.language} if study.language != "en" else {}
     return {
         "format": FORMAT,
-        "study": {name: getattr(study, name) for name in FROZEN_FIELDS},
+        "study": {**{name: getattr(study, name) for name in FROZEN_FIELDS}, **language},
+        **({"translations": translations} if translations else {}),
         "steps": [
             {
                 "position": step.position,

@@ -21,13 +21,43 @@ from tests.support.studies import QUESTIONNAIRE_STEPS, build_study
 pytest_plugins = ["tests.support.browser"]
 
 
+# Fixtures through which a test reaches the database (pytest-django refuses any other way).
+DATABASE_FIXTURES = frozenset(
+    {
+        "db",
+        "transactional_db",
+        "django_db_setup",
+        "django_db_reset_sequences",
+        "django_db_serialized_rollback",
+    }
+)
+
+
+def reaches_a_backend(item) -> bool:
+    """Whether a test can behave differently on PostgreSQL/Redis than on the embedded default:
+    it uses the database, or is marked as needing a service or a browser."""
+    if item.get_closest_marker("django_db") or DATABASE_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return True
+    return any(mark in item.keywords for mark in ("postgres", "redis", "browser", "embedded", "backends"))
+
+
 def pytest_collection_modifyitems(config, items):
-    """Tests marked postgres/redis are skipped unless the run is on PostgreSQL/Redis."""
+    """Tests marked postgres/redis are skipped unless the run is on PostgreSQL/Redis.
+
+    With TESTS_BACKEND_ONLY=1 (the second phase of scripts/test.sh), tests that reach no
+    database, service or browser are skipped: they ran in the embedded phase and cannot
+    behave differently here."""
+    import os
+
     from django.conf import settings
 
     on_postgres = settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
     on_redis = bool(settings.REDIS_URL)
+    backend_only = os.environ.get("TESTS_BACKEND_ONLY") == "1"
     for item in items:
+        if backend_only and not reaches_a_backend(item):
+            item.add_marker(pytest.mark.skip(reason="reaches no backend: ran in the embedded phase"))
+            continue
         if "postgres" in item.keywords and not on_postgres:
             item.add_marker(pytest.mark.skip(reason="needs PostgreSQL (DATABASE_URL)"))
         if "redis" in item.keywords and not on_redis:

@@ -74,6 +74,7 @@ def participant_rows(study: Study) -> Iterator[dict]:
             **p,
             "participant_id": p["id"],
             "group": p["group"],
+            "language": p["language"] or study.language,
             "step_title": titles.get(p["position"], "") if p["status"] == "active" else "",
             "started_at": iso(p["started_at"]),
             "finished_at": iso(finished),
@@ -153,6 +154,12 @@ PARTICIPANT_COLUMNS = [
         "applies to it: an exclusion at the cap is lifted when re-reading brings the speed under it.",
     ),
     col("user_agent", "The browser's User-Agent at the first visit (first 300 characters)."),
+    col(
+        "language",
+        "Code of the language the participant's pages were in (e.g. en, de), fixed when they first "
+        "opened the study link (docs/translation.md); the study's own language when it offered no "
+        "other. Answers are stored as the study's own option texts whatever the language.",
+    ),
 ]
 
 

@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+from debates.demo.mystery_de import MYSTERY_STUDY_DE
+
 CASES_FILE = Path(__file__).with_name("mystery_cases.json")
 
 LIKERT_AGREE = ["Strongly disagree", "Disagree", "Agree", "Strongly agree"]
@@ -148,4 +150,6 @@ MYSTERY_STUDY = {
         },
         {"kind": "debrief", "title": "Thank you", "config": {"text": DEBRIEF}},
     ],
+    # The study in German too (docs/translation.md): its own texts; the cases stay in English.
+    "translations": {"de": MYSTERY_STUDY_DE},
 }

@@ -1,21 +1,30 @@
-"""Design A's admin: cases and dialogues, their import, the dialogues a study offers, and
-the judgements, bias reports and assignments participants left."""
+"""Design A's admin: cases and dialogues (a dialogue's turns edited as rows, with the import
+format's rules), their import, the dialogues a study offers, and the judgements, bias reports
+and assignments participants left."""
 
 from __future__ import annotations
 
 from django import forms
 from django.contrib import admin
+from django.core.exceptions import PermissionDenied
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from debates.admin_base import ImportForm, InUseAdmin, ReadOnlyAdmin, import_page
 from debates.dialogues import services
 from debates.dialogues.condition_admin import ConditionTargetForm
-from debates.dialogues.imports import cases_import
+from debates.dialogues.imports import (
+    cases_import,
+    condition_baselines,
+    design_problems,
+    speaker_problem,
+    turn_count_problem,
+)
 from debates.formats import format_urls
 from debates.models import (
     BiasReport,
     Case,
+    Condition,
     ConditionTarget,
     Dialogue,
     DialogueAssignment,
@@ -49,23 +58,150 @@ class ConditionTargetInline(admin.TabularInline):
     )
 
 
-class TurnInline(admin.StackedInline):
+# --- A dialogue's turns, edited as rows (the import format's rules: debates/dialogues/imports.py) ---
+
+
+class TurnForm(forms.ModelForm):
+    number = forms.IntegerField(
+        label="Order",
+        min_value=1,
+        required=False,
+        widget=forms.NumberInput(attrs={"style": "width: 4em"}),
+        help_text="Empty: after the others.",
+    )
+
+    class Meta:
+        model = Turn
+        fields = ["number", "speaker", "text"]
+        labels = {"speaker": "Side"}
+        widgets = {"text": forms.Textarea(attrs={"rows": 5, "cols": 90})}
+
+
+class TurnFormSet(forms.BaseInlineFormSet):
+    """The turns as the format requires them (docs/case-format.md): 2 to 20, numbered 1, 2, 3, …
+    (an empty order goes after the others), the sides alternating A, B, A, B, …"""
+
+    frozen = False  # set by TurnInline.get_formset: a live study uses the dialogue
+
+    def kept(self) -> list[forms.ModelForm]:
+        """The rows that are turns: saved ones not deleted, and new ones filled in."""
+        return [
+            f
+            for f in self.forms
+            if f not in self.deleted_forms and (f.instance.pk or f.has_changed()) and f.is_valid()
+        ]
+
+    def clean(self):
+        if self.frozen:
+            return None  # shown, never saved (save_formset does nothing)
+        if any(f.errors for f in self.forms):
+            return super().clean()
+        kept = self.kept()
+        after = max([f.cleaned_data.get("number") or 0 for f in kept], default=0)
+        for form in kept:
+            if not form.cleaned_data.get("number"):
+                after += 1
+                form.cleaned_data["number"] = form.instance.number = after
+        numbers = sorted(f.cleaned_data["number"] for f in kept)
+        problems = []
+        count = turn_count_problem(len(kept))
+        if count:
+            problems.append(f"The dialogue {count}.")
+        if numbers != list(range(1, len(kept) + 1)):
+            problems.append(
+                "Number the turns 1, 2, 3, … in reading order, each once: found "
+                + ", ".join(str(n) for n in numbers)
+                + "."
+            )
+        else:
+            for index, form in enumerate(sorted(kept, key=lambda f: f.cleaned_data["number"])):
+                wrong = speaker_problem(index, form.cleaned_data.get("speaker"))
+                if wrong:
+                    problems.append(f"Turn {index + 1}: the side {wrong}.")
+        if problems:  # before Django's own duplicate check, whose wording is less helpful here
+            raise forms.ValidationError(problems)
+        return super().clean()
+
+
+class TurnInline(admin.TabularInline):
     model = Turn
-    extra = 0
+    form = TurnForm
+    formset = TurnFormSet
     fields = ["number", "speaker", "text"]
-    readonly_fields = fields
-    can_delete = False
+    ordering = ["number"]
+    verbose_name = "turn"
+    verbose_name_plural = "Turns (2 to 20, sides alternating A, B, A, B, …; the paper's dialogues have 6)"
+
+    def get_extra(self, request, obj=None, **kwargs) -> int:
+        return 2 if obj is None else 0  # a new dialogue starts with rows for its first two turns
+
+    def get_formset(self, request, obj=None, **kwargs):
+        formset = super().get_formset(request, obj, **kwargs)
+        formset.frozen = not self._editable(obj)
+        return formset
+
+    def _editable(self, obj) -> bool:
+        if obj is None:
+            return True
+        return not services.dialogue_built_by(obj) and not services.dialogue_studies(obj).exists()
 
     def has_add_permission(self, request, obj=None) -> bool:
-        return False
+        return self._editable(obj) and super().has_add_permission(request, obj)
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return self._editable(obj) and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return self._editable(obj) and super().has_delete_permission(request, obj)
+
+
+class DialogueForm(forms.ModelForm):
+    """A dialogue's design, with the importer's rules (`design_problems`)."""
+
+    condition = forms.ChoiceField(
+        choices=lambda: [(c.slug, c.label) for c in Condition.objects.all()],
+        help_text="Add a new condition under Conditions first.",
+    )
+    variant = forms.CharField(
+        max_length=4,
+        required=False,
+        help_text='A short label telling apart variants, e.g. "V1"; empty for a baseline.',
+    )
+
+    class Meta:
+        model = Dialogue
+        fields = ["slug", "case", "condition", "active_side", "variant", "side_a"]
+        help_texts = {
+            "slug": "Lowercase letters, digits and hyphens: how import files name the dialogue.",
+            "active_side": "The side carrying the intervention; none for a baseline.",
+        }
+
+    def clean(self):
+        data = super().clean()
+        found = design_problems(
+            condition=data.get("condition"),
+            active_side=data.get("active_side"),
+            variant=data.get("variant") or "",
+            side_a=data.get("side_a"),
+            baseline=condition_baselines(),
+        )
+        for field, problem in found:
+            if field in self.fields and field not in self.errors:
+                self.add_error(field, problem[0].upper() + problem[1:] + ".")
+        return data
 
 
 @admin.register(Dialogue)
-class DialogueAdmin(admin.ModelAdmin):
-    """The library's dialogues. Only "offer despite the quality check" is editable: the
-    experimenter's call on a dialogue that failed it (generated ones are checked as they are
-    built; a "Check design-A dialogue quality" job checks imported ones)."""
+class DialogueAdmin(InUseAdmin):
+    """The library's dialogues: imported, generated, or written here with their turns. Once a
+    study that went live uses one (it offers a dialogue of its case, or a participant read it), its
+    design and turns are frozen like the study's steps: make a new version to change them. Only
+    "offer despite the quality check" stays editable: the experimenter's call on a dialogue that
+    failed it (generated ones are checked as they are built; a "Check design-A dialogue quality"
+    job checks imported ones)."""
 
+    form = DialogueForm
+    change_form_template = "admin/debates/dialogue/change_form.html"
     list_display = [
         "slug",
         "case",
@@ -81,15 +217,60 @@ class DialogueAdmin(admin.ModelAdmin):
     list_filter = ["case", "condition", "active_side", "variant", "quality_passed", "quality_override"]
     search_fields = ["slug", "case__title"]
     inlines = [TurnInline]
-    fieldsets = [
-        (None, {"fields": ["slug", "case", "condition", "active_side", "variant", "side_a", "words"]}),
-        ("Quality", {"fields": ["quality_score", "quality_passed", "quality_override", "quality_table"]}),
-        ("Provenance", {"fields": ["provenance_summary", "imported_at"], "classes": ["collapse"]}),
-    ]
+
+    studies_using = staticmethod(services.dialogue_studies)
+    new_version = staticmethod(lambda dialogue: services.dialogue_new_version(dialogue=dialogue))
+
+    DESIGN = ["slug", "case", "condition", "active_side", "variant", "side_a"]
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        obj = self.get_object(request, object_id)
+        built_by = services.dialogue_built_by(obj) if obj is not None else ""
+        extra_context = {**(extra_context or {}), "built_by": built_by}
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    def get_fieldsets(self, request, obj=None):
+        design = self.DESIGN + (["words"] if obj else [])
+        if obj is None:
+            return [(None, {"fields": design})]
+        return [
+            (None, {"fields": design}),
+            ("Quality", {"fields": ["quality_score", "quality_passed", "quality_override", "quality_table"]}),
+            ("Provenance", {"fields": ["provenance_summary", "imported_at"], "classes": ["collapse"]}),
+        ]
 
     def get_readonly_fields(self, request, obj=None):
-        fields = [f.name for f in Dialogue._meta.fields if f.name != "quality_override"]
-        return [*fields, "quality_table", "provenance_summary"]
+        computed = [
+            "words",
+            "quality_score",
+            "quality_passed",
+            "quality_table",
+            "provenance_summary",
+            "imported_at",
+        ]
+        if obj is None:
+            return computed
+        # A saved dialogue keeps its slug; one in use, or built by a job, keeps its design too.
+        frozen = self.DESIGN if self._using(obj) or services.dialogue_built_by(obj) else ["slug"]
+        return [*frozen, *computed]
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        # Unlike other content in use, the quality override stays editable while frozen.
+        return admin.ModelAdmin.has_change_permission(self, request, obj)
+
+    def save_formset(self, request, form, formset, change):
+        if not isinstance(formset, TurnFormSet):
+            return super().save_formset(request, form, formset, change)
+        formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
+        if formset.frozen:
+            return None
+        turns = [f.save(commit=False) for f in formset.kept()]
+        deleted = [f.instance for f in formset.deleted_forms if f.instance.pk]
+        try:
+            services.dialogue_turns_save(dialogue=form.instance, turns=turns, deleted=deleted)
+        except services.DialogueFrozen as frozen:
+            raise PermissionDenied(str(frozen)) from None
+        formset.deleted_objects = deleted
 
     @admin.display(description="Scores")
     def quality_table(self, obj: Dialogue):
@@ -98,9 +279,6 @@ class DialogueAdmin(admin.ModelAdmin):
     @admin.display(description="How it was made")
     def provenance_summary(self, obj: Dialogue):
         return provenance_html(obj.provenance or {})
-
-    def has_add_permission(self, request) -> bool:
-        return False
 
 
 DIMENSION_LABELS = [

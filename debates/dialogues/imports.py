@@ -44,12 +44,7 @@ def cases_parse(text: str) -> tuple[list[dict], list[dict], list[dict]]:
     raw_cases = check.get(doc, "cases", "cases", list, required=False) or PosList()
     raw_dialogues = check.get(doc, "dialogues", "dialogues", list, required=False) or PosList()
     conditions = _check_conditions(check, raw_conditions)
-    paper = {slug: is_baseline for slug, _, _, is_baseline, _ in PAPER_CONDITIONS}
-    baseline = (
-        paper
-        | {c.slug: c.baseline for c in Condition.objects.all()}
-        | {c["slug"]: c["baseline"] for c in conditions}
-    )
+    baseline = condition_baselines() | {c["slug"]: c["baseline"] for c in conditions}
     cases = _check_cases(check, raw_cases)
     known = {c["slug"]: c for c in cases} | _existing_cases(raw_dialogues, cases)
     dialogues = _check_dialogues(check, raw_dialogues, known, baseline)
@@ -57,6 +52,13 @@ def cases_parse(text: str) -> tuple[list[dict], list[dict], list[dict]]:
     _check_locked_cases(check, cases)
     check.raise_if_any()
     return cases, dialogues, conditions
+
+
+def condition_baselines() -> dict[str, bool]:
+    """Every known condition's slug → whether it is a baseline (the paper's, even before their
+    rows exist)."""
+    paper = {slug: is_baseline for slug, _, _, is_baseline, _ in PAPER_CONDITIONS}
+    return paper | {c.slug: c.baseline for c in Condition.objects.all()}
 
 
 def _check_conditions(check: Checker, raw: PosList) -> list[dict]:
@@ -218,41 +220,71 @@ def _check_dialogues(
     return dialogues
 
 
-def _check_condition(check: Checker, obj: PosDict, path: str, d: dict, baseline: dict[str, bool]) -> None:
-    condition, active, variant = d["condition"], d["active_side"], d["variant"]
+def design_problems(
+    *, condition: str | None, active_side: str | None, variant: str | None, side_a: str | None, baseline: dict
+) -> list[tuple[str, str]]:
+    """A dialogue's design as the format allows it, as (field, problem) pairs: a known condition
+    (`baseline` maps every known condition's slug to whether it is a baseline), side A's role, and
+    for a baseline no active side and no variant, else an active side and a short variant. The
+    importer and the dialogue admin both ask this."""
+    problems = []
     if condition and condition not in baseline:
-        check.add(
-            obj.key_line("condition"),
-            f"{path}.condition",
-            f"no condition {condition!r}: use one of {', '.join(sorted(baseline))}, or define it "
-            'under "conditions" in the file',
-        )
-    if d["side_a"] and d["side_a"] not in ("culprit", "rival"):
-        check.add(obj.key_line("side_a"), f"{path}.side_a", 'must be "culprit" or "rival"')
-    if baseline.get(condition):
-        if active and active != "none":
-            check.add(
-                obj.key_line("active_side"), f"{path}.active_side", 'must be "none" for a baseline dialogue'
+        problems.append(
+            (
+                "condition",
+                f"no condition {condition!r}: use one of {', '.join(sorted(baseline))}, or define it "
+                'under "conditions" in the file',
             )
+        )
+    if side_a and side_a not in ("culprit", "rival"):
+        problems.append(("side_a", 'must be "culprit" or "rival"'))
+    if baseline.get(condition):
+        if active_side and active_side != "none":
+            problems.append(("active_side", 'must be "none" for a baseline dialogue'))
         if variant:
-            check.add(obj.key_line("variant"), f"{path}.variant", 'must be "" for a baseline dialogue')
+            problems.append(("variant", 'must be "" for a baseline dialogue'))
     elif condition in baseline:
-        if active and active not in ("culprit", "rival"):
-            check.add(obj.key_line("active_side"), f"{path}.active_side", 'must be "culprit" or "rival"')
+        if active_side and active_side not in ("culprit", "rival"):
+            problems.append(("active_side", 'must be "culprit" or "rival"'))
         if variant is not None and len(variant) > 4:
-            check.add(obj.key_line("variant"), f"{path}.variant", 'at most 4 characters (e.g. "V1")')
+            problems.append(("variant", 'at most 4 characters (e.g. "V1")'))
+    return problems
+
+
+def turn_count_problem(count: int) -> str | None:
+    """Too few or too many turns for the format (TURNS_MIN to TURNS_MAX)."""
+    if TURNS_MIN <= count <= TURNS_MAX:
+        return None
+    return f"must have {TURNS_MIN} to {TURNS_MAX} turns (the paper's have 6), has {count}"
+
+
+def speaker_problem(index: int, speaker: str | None) -> str | None:
+    """The speaker of the turn at `index` (from 0): sides alternate A, B, A, B, …"""
+    expected = "A" if index % 2 == 0 else "B"
+    if speaker is None or speaker == expected:
+        return None
+    return f'must be "{expected}" (turns alternate A, B, A, B, …)'
+
+
+def _check_condition(check: Checker, obj: PosDict, path: str, d: dict, baseline: dict[str, bool]) -> None:
+    found = design_problems(
+        condition=d["condition"],
+        active_side=d["active_side"],
+        variant=d["variant"],
+        side_a=d["side_a"],
+        baseline=baseline,
+    )
+    for field, problem in found:
+        check.add(obj.key_line(field), f"{path}.{field}", problem)
 
 
 def _check_turns(check: Checker, obj: PosDict, path: str) -> list[dict] | None:
     raw = check.get(obj, "turns", path, list)
     if raw is None:
         return None
-    if not TURNS_MIN <= len(raw) <= TURNS_MAX:
-        check.add(
-            obj.key_line("turns"),
-            f"{path}.turns",
-            f"must have {TURNS_MIN} to {TURNS_MAX} turns (the paper's have 6), has {len(raw)}",
-        )
+    count = turn_count_problem(len(raw))
+    if count:
+        check.add(obj.key_line("turns"), f"{path}.turns", count)
     turns = []
     for j, item in enumerate(raw):
         tpath = f"{path}.turns[{j}]"
@@ -261,13 +293,9 @@ def _check_turns(check: Checker, obj: PosDict, path: str) -> list[dict] | None:
             continue
         check.unknown_keys(item, {"speaker", "text"}, tpath)
         speaker = check.text(item, "speaker", tpath, max_len=1)
-        expected = "A" if j % 2 == 0 else "B"
-        if speaker is not None and speaker != expected:
-            check.add(
-                item.key_line("speaker"),
-                f"{tpath}.speaker",
-                f'must be "{expected}" (turns alternate A, B, A, B, …)',
-            )
+        alternate = speaker_problem(j, speaker)
+        if alternate:
+            check.add(item.key_line("speaker"), f"{tpath}.speaker", alternate)
         text = check.text(item, "text", tpath, max_len=TURN_MAX)
         turns.append({"speaker": speaker, "text": text})
     return turns

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import F, Q, QuerySet
 
 from debates.draws import draw_record, same_sequence, sequence_key
 from debates.models import (
@@ -19,6 +19,7 @@ from debates.models import (
     Judgement,
     StudyDialogue,
     Turn,
+    count_words,
 )
 from debates.versions import next_version
 from participants.models import Exclusion, Participant
@@ -315,6 +316,65 @@ def case_new_version(*, case: Case) -> Case:
             Turn(dialogue=dialogue, number=t.number, speaker=t.speaker, text=t.text) for t in turns
         )
     return copy
+
+
+def dialogue_studies(dialogue: Dialogue) -> QuerySet[Study]:
+    """The studies that freeze this dialogue: one with real participants that offers it (its
+    snapshot holds the dialogue's hash), or whose participants have read it. Other dialogues of
+    the same case stay free to change, so a new version can sit beside the original."""
+    read = DialogueAssignment.objects.filter(dialogue=dialogue).values("study_dialogue__study")
+    return Study.objects.filter(
+        Q(locked_at__isnull=False, study_dialogues__dialogue=dialogue) | Q(pk__in=read)
+    ).distinct()
+
+
+class DialogueFrozen(Exception):
+    """The dialogue is frozen by a study that went live: its turns cannot change."""
+
+
+def dialogue_built_by(dialogue: Dialogue) -> str:
+    """The job that built the dialogue ('' for an imported or hand-written one). A built
+    dialogue's turns are what its provenance says the model wrote: they never change by hand
+    (a new version, which has no provenance, can)."""
+    return str((dialogue.provenance or {}).get("job") or "")
+
+
+@transaction.atomic
+def dialogue_new_version(*, dialogue: Dialogue) -> Dialogue:
+    """A copy of the dialogue and its turns under a new slug, in the same case, free to change
+    (quality scores and provenance stay with the original: the copy is not checked yet)."""
+    turns = list(dialogue.turns.order_by("number"))
+    copy = Dialogue.objects.get(pk=dialogue.pk)
+    copy.pk, copy.slug = None, next_version(Dialogue, "slug", dialogue.slug)
+    copy.quality_score = copy.quality_passed = None
+    copy.quality_override, copy.quality, copy.provenance = False, {}, {}
+    copy.save()
+    Turn.objects.bulk_create(
+        Turn(dialogue=copy, number=t.number, speaker=t.speaker, text=t.text) for t in turns
+    )
+    return copy
+
+
+@transaction.atomic
+def dialogue_turns_save(*, dialogue: Dialogue, turns: list[Turn], deleted: list[Turn]) -> None:
+    """Save a dialogue's turns as edited (numbers may have been swapped), then its word count.
+    Refused (DialogueFrozen) while a study that went live uses it."""
+    Dialogue.objects.select_for_update().filter(pk=dialogue.pk).first()
+    if dialogue_studies(dialogue).exists():
+        raise DialogueFrozen(f"{dialogue.slug} is used by a study that went live: make a new version.")
+    if dialogue_built_by(dialogue):
+        raise DialogueFrozen(
+            f"{dialogue.slug} was built by job {dialogue_built_by(dialogue)}: make a new version."
+        )
+    Turn.objects.filter(dialogue=dialogue, pk__in=[t.pk for t in deleted if t.pk]).delete()
+    # Out of the way first, so that swapped numbers never meet the unique (dialogue, number).
+    Turn.objects.filter(dialogue=dialogue).update(number=F("number") + 1000)
+    for turn in turns:
+        turn.dialogue = dialogue
+        turn.save()
+    words = sum(count_words(t.text) for t in dialogue.turns.all())
+    Dialogue.objects.filter(pk=dialogue.pk).update(words=words)
+    dialogue.words = words
 
 
 CASE_CONTENT = ("title", "story", "suspects", "culprit", "rival", "evidence", "recall")

@@ -4,6 +4,7 @@ was manipulated, and answer a recall question about the dialogue."""
 from __future__ import annotations
 
 from django import forms
+from django.utils.translation import gettext, gettext_lazy
 
 from debates.dialogues import services
 from debates.draws import draw_record
@@ -13,7 +14,7 @@ from participants.services import Answer, responses_record
 from studies.randomness import study_rng
 from studies.registry import StepContext, StepKind, StepOutcome
 
-OTHER = ("other", "Something else, or not sure")
+OTHER = ("other", gettext_lazy("Something else, or not sure"))  # stored as "other" in every language
 
 
 def bias_choices(study) -> list[tuple[str, str]]:
@@ -170,7 +171,11 @@ class JudgementForm(forms.Form):
     def __init__(self, dialogue: Dialogue, config: dict, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         choices = [
-            (s["side"], f"Side {s['side']} — argued that {s['suspect']} is responsible")
+            (
+                s["side"],
+                gettext("Side %(side)s — argued that %(suspect)s is responsible")
+                % {"side": s["side"], "suspect": s["suspect"]},
+            )
             for s in stances(dialogue)
         ]
         self.fields["side"] = forms.ChoiceField(
@@ -246,12 +251,12 @@ class BiasDetectionForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["present"] = forms.ChoiceField(
             label=config["present_question"],
-            choices=[("yes", "Yes"), ("no", "No"), ("unsure", "Not sure")],
+            choices=[("yes", gettext("Yes")), ("no", gettext("No")), ("unsure", gettext("Not sure"))],
             widget=forms.RadioSelect,
         )
         self.fields["side"] = forms.ChoiceField(
             label=config["side_question"],
-            choices=[("A", "Side A"), ("B", "Side B"), ("unsure", "Not sure")],
+            choices=[("A", gettext("Side A")), ("B", gettext("Side B")), ("unsure", gettext("Not sure"))],
             widget=forms.RadioSelect,
             required=False,
         )
@@ -265,7 +270,7 @@ class BiasDetectionForm(forms.Form):
         if data.get("present") == "yes":
             for name in ("side", "bias_type"):
                 if not data.get(name):
-                    self.add_error(name, "Please answer this, since you answered Yes above.")
+                    self.add_error(name, gettext("Please answer this, since you answered Yes above."))
         else:
             data["side"], data["bias_type"] = "", ""
         return data

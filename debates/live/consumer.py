@@ -44,11 +44,12 @@ def kick(session_id: int) -> None:
         dispatch(last.pk)  # a no-op if a live worker holds it
 
 
-def ask_and_start(**kwargs) -> LiveTurn:
-    """The judge's message, stored; the AI turn it makes due is started."""
-    turn, due = live_services.judge_ask(**kwargs)
+def ask_and_start(**kwargs) -> tuple[LiveTurn, dict]:
+    """The judge's message, stored; the AI turn it makes due is started. Returns the message
+    and the session's state after it, read in the same transaction."""
+    turn, due, state = live_services.judge_ask_with_state(**kwargs)
     turns_start([due])
-    return turn
+    return turn, state
 
 
 def retry_and_start(**kwargs) -> None:
@@ -107,7 +108,7 @@ class LiveSessionConsumer(ParticipantSocket):
             await self.send_json(Error(type="error", message="Unreadable message."))
             return
         try:
-            turn = await db(ask_and_start)(
+            turn, state = await db(ask_and_start)(
                 session_id=self.session_id, participant_id=self.participant_id, text=text, target=target
             )
         except live_services.LiveError as error:
@@ -117,7 +118,7 @@ class LiveSessionConsumer(ParticipantSocket):
             type="judge.message", seq=turn.seq, round=turn.round, target=turn.target, text=turn.text
         )
         await abroadcast(self.session_id, message)
-        await abroadcast(self.session_id, await db(live_services.state_of)(session_id=self.session_id))
+        await abroadcast(self.session_id, state)
 
     async def retry(self) -> None:
         try:

@@ -92,8 +92,13 @@ def group_name(session_id: int) -> str:
     return f"live.{session_id}"
 
 
+def event(message: Message) -> dict:
+    """The channel layer message that carries `message` to the session's consumers."""
+    return {"type": EVENT, "payload": message}
+
+
 async def abroadcast(session_id: int, message: Message) -> None:
-    await get_channel_layer().group_send(group_name(session_id), {"type": EVENT, "payload": message})
+    await get_channel_layer().group_send(group_name(session_id), event(message))
 
 
 def broadcast(session_id: int, message: Message) -> None:

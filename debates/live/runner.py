@@ -9,8 +9,10 @@ the next turns are started, is `debates.live.tasks`' business.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from debates import llm
 from debates.call_log import llm_call_record
@@ -22,8 +24,11 @@ from debates.live.realtime import (
     TurnReset,
     TurnStart,
     abroadcast,
+    event,
+    group_name,
     stream_buffer,
 )
+from debates.models import LiveTurn
 from debates.streaming import Relay, db
 
 log = logging.getLogger(__name__)
@@ -32,26 +37,55 @@ log = logging.getLogger(__name__)
 Start = Callable[[int, float], None]  # start(turn id, seconds to wait first)
 
 
+@dataclass
+class Prepared:
+    """A claimed turn and what its model is asked (None: a consultant must first choose its
+    side, which takes a model call of its own)."""
+
+    turn: LiveTurn
+    request: llm.LLMRequest | None
+
+
+def turn_prepare(turn_id: int) -> Prepared | None:
+    """Claim the turn and build its request: the database work before the model is asked,
+    in one trip to a database thread. None if the turn is not ours to write."""
+    turn = live_services.turn_claim(turn_id=turn_id)
+    if turn is None:
+        return None  # done, failed, or in a live worker's hands: nothing to do
+    session = turn.session
+    if turn.speaker == "C" and not session.consultant_side:
+        return Prepared(turn, None)
+    before = list(session.turns.filter(seq__lt=turn.seq).order_by("seq"))
+    return Prepared(turn, prompts.turn_request(session, turn, before))
+
+
 async def run_turn(turn_id: int, start: Start | None = None) -> None:
     """Write the turn if it is ours to write. `start` starts the turns this one makes due
     (the next AI turn as soon as this one is stored, or this one again after a retryable
     failure); it runs on a database thread, since it may publish to the broker. Without it
     they stay pending (tests run them themselves)."""
+    await stream_turn(await db(turn_prepare)(turn_id), start)
+
+
+async def stream_turn(prepared: Prepared | None, start: Start | None = None) -> None:
+    """Write a turn claimed by `turn_prepare` (nothing if None): see `run_turn`."""
+    if prepared is None:
+        return
+    start_now = start
     start = db(start) if start is not None else _leave_pending
-    turn = await db(live_services.turn_claim)(turn_id=turn_id)
-    if turn is None:
-        return  # done, failed, or in a live worker's hands: nothing to do
+    turn, request = prepared.turn, prepared.request
     session = turn.session
-    await stream_buffer().clear(turn.pk)
-    if turn.speaker == "C" and not session.consultant_side:
+    if request is None:
         await _choose_consultant_side(session)
-    before = await db(lambda: list(session.turns.filter(seq__lt=turn.seq).order_by("seq")))()
-    request = await db(prompts.turn_request)(session, turn, before)
-    await abroadcast(
-        session.pk,
-        TurnStart(
-            type="turn.start", seq=turn.seq, speaker=turn.speaker, round=turn.round, attempt=turn.attempts
-        ),
+        before = await db(lambda: list(session.turns.filter(seq__lt=turn.seq).order_by("seq")))()
+        request = await db(prompts.turn_request)(session, turn, before)
+    start_message = TurnStart(
+        type="turn.start", seq=turn.seq, speaker=turn.speaker, round=turn.round, attempt=turn.attempts
+    )
+    # A previous attempt's text out of the buffer and the judge told, before any frame, but
+    # while the model is already being asked (its first token takes far longer).
+    ready = asyncio.ensure_future(
+        asyncio.gather(stream_buffer().clear(turn.pk), abroadcast(session.pk, start_message))
     )
     relay = Relay(
         turn_id=turn.pk,
@@ -59,14 +93,24 @@ async def run_turn(turn_id: int, start: Start | None = None) -> None:
         send=lambda delta: abroadcast(session.pk, delta),
         heartbeat=lambda: db(live_services.turn_heartbeat)(turn_id=turn.pk),
         buffer=stream_buffer(),
+        group=group_name(session.pk),
+        wrap=event,
     )
     relay.start()
     config = session.config_for(turn.speaker)
     role = live_services.ROLE_OF[turn.speaker]
+
+    async def on_text(piece: str) -> None:
+        if not ready.done():
+            await ready
+        await relay.on_text(piece)
+
     try:
-        result = await llm.stream(request, relay.on_text)
+        result = await llm.stream(request, on_text)
+        await ready
         await relay.finish()
     except llm.LLMError as error:
+        await asyncio.gather(ready, return_exceptions=True)  # turn.start before what follows
         await relay.finish()
         await db(llm_call_record)(
             session=session, turn=turn, role=role, config=config, request=request, error=error
@@ -74,21 +118,28 @@ async def run_turn(turn_id: int, start: Start | None = None) -> None:
         await _after_failure(turn, error, shown=relay.sent > 0, start=start)
         return
     except Exception as error:  # a bug must not leave the turn spinning: fail it visibly
-        log.exception("turn %s failed", turn_id)
+        await asyncio.gather(ready, return_exceptions=True)
+        log.exception("turn %s failed", turn.pk)
         failure = llm.LLMError("error", str(error)[:200], retryable=False)
         await _after_failure(turn, failure, shown=relay.sent > 0, start=start)
         return
     finally:
         relay.stop()
-    stored, due = await db(live_services.turn_done)(turn_id=turn.pk, text=result.text)
-    if due is not None:
-        await start(due.pk, 0.0)
-    await db(llm_call_record)(
-        session=session, turn=turn, role=role, config=config, request=request, result=result
-    )
-    if stored:
+        if not ready.done():  # cancelled: do not leave it running
+            ready.cancel()
+
+    def finish() -> dict | None:
+        """Store the reply, start the next turn, record the call: one database trip."""
+        stored, due = live_services.turn_done(turn_id=turn.pk, text=result.text)
+        if due is not None and start_now is not None:
+            start_now(due.pk, 0.0)
+        llm_call_record(session=session, turn=turn, role=role, config=config, request=request, result=result)
+        return live_services.state_of(session_id=session.pk) if stored else None
+
+    state = await db(finish)()
+    if state is not None:
         await abroadcast(session.pk, TurnEnd(type="turn.end", seq=turn.seq, text=result.text))
-        await abroadcast(session.pk, await db(live_services.state_of)(session_id=session.pk))
+        await abroadcast(session.pk, state)
     await stream_buffer().clear(turn.pk)
 
 

@@ -341,6 +341,19 @@ def judge_ask(
     *, session_id: int, participant_id: int, text: str, target: str
 ) -> tuple[LiveTurn, LiveTurn | None]:
     """Store the judge's question (or pass); returns it and the AI turn now due."""
+    turn, due, _ = judge_ask_with_state(
+        session_id=session_id, participant_id=participant_id, text=text, target=target
+    )
+    return turn, due
+
+
+def judge_ask_with_state(
+    *, session_id: int, participant_id: int, text: str, target: str
+) -> tuple[LiveTurn, LiveTurn | None, dict]:
+    """`judge_ask`, and the session's state after it (for the broadcast). One transaction:
+    the question and the AI turn it makes due are written together, on one lock of the
+    session (bench/live: a burst of questions queued on the database before the model
+    was asked)."""
     text = (text or "").strip()
     with transaction.atomic():
         session = LiveSession.objects.select_for_update().get(pk=session_id, participant_id=participant_id)
@@ -355,7 +368,7 @@ def judge_ask(
         if len(text) > session.max_message_chars:
             raise LiveError(f"Please keep your message under {session.max_message_chars} characters.")
         now = timezone.now()
-        turn = LiveTurn.objects.create(
+        turn = LiveTurn(
             session=session,
             seq=len(turns) + 1,
             round=next_turn(session, turns)[1],
@@ -368,8 +381,15 @@ def judge_ask(
             started_at=now,
             finished_at=now,
         )
+        turns.append(turn)
+        due = next_turn(session, turns)  # the judge's turn is done: the next is an AI's, if any
+        ai = None
+        if due is not None and due[0] != "J":
+            ai = LiveTurn(session=session, seq=len(turns) + 1, round=due[1], speaker=due[0], created_at=now)
+            turns.append(ai)
+        LiveTurn.objects.bulk_create([turn] if ai is None else [turn, ai])
         LiveSession.objects.filter(pk=session.pk).update(last_activity_at=now)
-    return turn, session_advance(session_id=session_id)
+    return turn, ai, session_state(session, turns)
 
 
 # --- The life of an AI turn --------------------------------------------------------------

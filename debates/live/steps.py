@@ -5,6 +5,7 @@ should judge."""
 from __future__ import annotations
 
 from django import forms
+from django.utils.translation import gettext as _
 
 from debates import llm
 from debates.live import services as live_services
@@ -67,23 +68,23 @@ class JudgementForm(forms.Form):
     def __init__(self, *args, justification_min: int | None = None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["answer"] = forms.ChoiceField(
-            label="Is the claim true or false?",
-            choices=[("true", "True"), ("false", "False")],
+            label=_("Is the claim true or false?"),
+            choices=[("true", _("True")), ("false", _("False"))],
             widget=forms.RadioSelect,
         )
         # As paper 001 asks it: confidence in one's own answer, 0-100 %, read as the
         # probability that the answer is right (the Brier score and calibration use it so).
         confidence = SliderField(
-            label="How confident are you that your answer is correct?",
+            label=_("How confident are you that your answer is correct?"),
             min_value=0,
             max_value=100,
-            help_text="As a percentage: 100% means you are certain your answer is right.",
+            help_text=_("As a percentage: 100% means you are certain your answer is right."),
         )
-        confidence.end_labels = ["0% — not at all confident", "100% — completely confident"]
+        confidence.end_labels = [_("0% — not at all confident"), _("100% — completely confident")]
         self.fields["confidence"] = confidence
         if justification_min is not None:
             self.fields["justification"] = forms.CharField(
-                label="Explain your answer in a few sentences.",
+                label=_("Explain your answer in a few sentences."),
                 min_length=justification_min or None,
                 max_length=TEXT_MAX,
                 widget=forms.Textarea(attrs={"rows": 5, "maxlength": TEXT_MAX}),

@@ -18,6 +18,7 @@ import contextvars
 from collections.abc import Iterable
 
 from celery import shared_task
+from celery.signals import worker_shutdown
 from django.conf import settings
 from django.db import transaction
 
@@ -25,7 +26,7 @@ from debates.live import runner
 from debates.live import services as live_services
 from debates.live.realtime import TurnFailed, broadcast
 from debates.models import LiveTurn
-from debates.streaming import process_loop, register_local_loop, spawn
+from debates.streaming import drain, process_loop, register_local_loop, spawn
 
 __all__ = ["dispatch", "generate_turn", "register_local_loop", "requeue_stuck_turns", "turns_start"]
 
@@ -34,9 +35,21 @@ __all__ = ["dispatch", "generate_turn", "register_local_loop", "requeue_stuck_tu
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def generate_turn(turn_id: int) -> None:
-    """Write one AI turn. A duplicate or a redelivery finds the turn taken and does nothing."""
+    """Write one AI turn. A duplicate or a redelivery finds the turn taken and does nothing.
+
+    Returns once the turn is claimed and its stream has started on the process's loop: a
+    pool thread is not held for the whole reply, so the turns a worker streams at once are
+    not capped by its concurrency (bench/live: 200 judges asking at once against 2 × 64
+    threads waited for a free thread). A worker that dies mid-turn stops its heartbeat and
+    the watchdog starts the turn again, as before; a warm shutdown waits for the turns
+    still streaming (`_finish_turns`)."""
     future = asyncio.run_coroutine_threadsafe(_in_fresh_context(turn_id), process_loop())
-    future.result(settings.LLM_TIMEOUT_S * (settings.LLM_MAX_RETRIES + 2))
+    future.result(settings.LLM_TIMEOUT_S)
+
+
+@worker_shutdown.connect
+def _finish_turns(**kwargs) -> None:
+    drain(settings.LLM_TIMEOUT_S * (settings.LLM_MAX_RETRIES + 2))
 
 
 @shared_task(ignore_result=True)
@@ -87,4 +100,9 @@ async def _write(turn_id: int, delay: float = 0) -> None:
 
 
 async def _in_fresh_context(turn_id: int) -> None:
-    await asyncio.get_running_loop().create_task(_write(turn_id), context=contextvars.Context())
+    """Claim the turn and build its request, then leave its streaming to the loop."""
+    prepared = await asyncio.get_running_loop().create_task(
+        runner.db(runner.turn_prepare)(turn_id), context=contextvars.Context()
+    )
+    if prepared is not None:
+        spawn(lambda: runner.stream_turn(prepared, start=dispatch), loop=asyncio.get_running_loop())

@@ -4,15 +4,31 @@ one page each, in the order assigned."""
 from __future__ import annotations
 
 from django import forms
+from django.utils.translation import gettext, gettext_lazy
 
 from debates.models import Comparison, InstanceSet
 from debates.pairwise import services as pairwise
 from participants.services import StaleSubmission
 from studies.registry import StepContext, StepKind, StepOutcome
 
-Q1 = "Based only on the debate transcripts, which Speaker A presented the more persuasive arguments?"
-Q2 = "How confident are you in your choice?"
-CONFIDENCE = ["Very unsure", "Somewhat unsure", "Neutral", "Somewhat confident", "Very confident"]
+# Shown in the participant's language; the answers stored are the choices' values and the
+# confidence's number 1..5, the same in every language.
+Q1 = gettext_lazy(
+    "Based only on the debate transcripts, which Speaker A presented the more persuasive arguments?"
+)
+Q2 = gettext_lazy("How confident are you in your choice?")
+CONFIDENCE = [
+    gettext_lazy("Very unsure"),
+    gettext_lazy("Somewhat unsure"),
+    gettext_lazy("Neutral"),
+    gettext_lazy("Somewhat confident"),
+    gettext_lazy("Very confident"),
+]
+CHOICE_LABELS = {
+    Comparison.Choice.DEBATE_1.value: gettext_lazy("Speaker A from Debate 1"),
+    Comparison.Choice.DEBATE_2.value: gettext_lazy("Speaker A from Debate 2"),
+    Comparison.Choice.EQUAL.value: gettext_lazy("Both were equally persuasive"),
+}
 
 
 def set_choices() -> list[tuple[str, str]]:
@@ -32,12 +48,32 @@ class PairwiseConfig(forms.Form):
     )
 
 
+def check_instruction(comparison: Comparison) -> str:
+    """The attention check's instruction in the participant's language, naming the option to
+    select as the form labels it. The stored instruction (English, "select '<option>'", as
+    drawn) and the stored expected answer are unchanged; an instruction of another wording is
+    shown as stored."""
+    answer = comparison.check_answer
+    if (
+        answer not in CHOICE_LABELS
+        or comparison.check_instruction != f"select '{Comparison.Choice(answer).label}'"
+    ):
+        return comparison.check_instruction
+    return gettext("select '%(option)s'") % {"option": CHOICE_LABELS[answer]}
+
+
 class ComparisonForm(forms.Form):
     def __init__(self, comparison: Comparison, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        question = Q1 + (f" (ATTENTION CHECK: {comparison.check_instruction})" if comparison.is_check else "")
+        question = str(Q1)
+        if comparison.is_check:
+            question += " " + gettext("(ATTENTION CHECK: %(instruction)s)") % {
+                "instruction": check_instruction(comparison)
+            }
         self.fields["choice"] = forms.ChoiceField(
-            label=question, choices=Comparison.Choice.choices, widget=forms.RadioSelect
+            label=question,
+            choices=[(value, CHOICE_LABELS.get(value, label)) for value, label in Comparison.Choice.choices],
+            widget=forms.RadioSelect,
         )
         self.fields["confidence"] = forms.ChoiceField(
             label=Q2,

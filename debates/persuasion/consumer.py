@@ -3,7 +3,10 @@ group, send snapshots and relay streamed text, and pass the participant's turn t
 services. While connected, the page's consumer also keeps the dialogue's clocks (the time
 limit, a silent or departed partner, the waiting room) every PERSUASION_CHECK_SECONDS, so a
 participant is never stranded waiting for the watchdog. The limits (sockets per token,
-reconnections, frames) and the reading of frames are the shared base's (debates.sockets)."""
+reconnections, frames) and the reading of frames are the shared base's (debates.sockets).
+What it says to the participant (the snapshot's outcome, a refused turn) is in the
+participant's language: consumers do not pass through `participants.i18n`'s middleware, so
+the consumer activates it (`participant_language`) around what it composes."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ import logging
 
 from django.conf import settings
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from debates.models import PersuasionDialogue, PersuasionTurn
 from debates.persuasion import services
@@ -19,6 +23,7 @@ from debates.persuasion.realtime import CHANGED, EVENT, abroadcast, buffer, grou
 from debates.persuasion.tasks import dispatch, turns_start
 from debates.sockets import UNREADABLE, ParticipantSocket, SocketLimits, error
 from debates.streaming import db
+from participants.i18n import participant_language
 from participants.services import participant_by_token, participant_current_step
 from studies import registry
 
@@ -28,8 +33,9 @@ Status = PersuasionDialogue.Status
 
 
 @db
-def seat_for_token(token: str) -> tuple[int, int, object] | None:
-    """(dialogue id, participant id, step) of the participant's current persuasion step."""
+def seat_for_token(token: str) -> tuple[int, int, object, tuple[str, str]] | None:
+    """(dialogue id, participant id, step, (language, study's language)) of the
+    participant's current persuasion step."""
     participant = participant_by_token(token)
     if participant is None or not participant.is_active:
         return None
@@ -39,7 +45,8 @@ def seat_for_token(token: str) -> tuple[int, int, object] | None:
     dialogue = services.dialogue_of(participant, step.position)
     if dialogue is None:
         return None
-    return dialogue.pk, participant.pk, step
+    study_language = participant.study.language
+    return dialogue.pk, participant.pk, step, (participant.language or study_language, study_language)
 
 
 @db
@@ -75,8 +82,10 @@ def clocks(dialogue_id: int, step) -> bool:
     return services.dialogue_check(dialogue_id=dialogue_id)
 
 
-def say_and_start(**kwargs) -> PersuasionTurn:
-    turn = services.human_say(**kwargs)
+def say_and_start(*, languages: tuple[str, str], **kwargs) -> PersuasionTurn:
+    """The participant's turn (a refusal's message in their language), then its reading."""
+    with participant_language(*languages):
+        turn = services.human_say(**kwargs)
     dispatch(turn.pk)
     return turn
 
@@ -86,7 +95,7 @@ class PersuasionConsumer(ParticipantSocket):
         seat = await seat_for_token(token)
         if seat is None:
             return False
-        self.dialogue_id, self.participant_id, self.step = seat
+        self.dialogue_id, self.participant_id, self.step, self.languages = seat
         await self.channel_layer.group_add(group_name(self.dialogue_id), self.channel_name)
         await self.accept()
         await kick(self.dialogue_id)
@@ -115,7 +124,9 @@ class PersuasionConsumer(ParticipantSocket):
         partial = {pk: await buffer().get(pk) for pk in streaming}
         side = dialogue.side_of(self.participant_id)
         # Pure computation from here (the protocol's state is replayed once per change and kept).
-        await self.send_json(services.snapshot_for(dialogue, side, partial, turns))
+        with participant_language(*self.languages):
+            snapshot = services.snapshot_for(dialogue, side, partial, turns)
+        await self.send_json(snapshot)
 
     async def receive_json(self, content, **kwargs) -> None:
         kind = content["type"]
@@ -124,7 +135,9 @@ class PersuasionConsumer(ParticipantSocket):
         elif kind == "resync":
             await self.send_snapshot()
         else:
-            await self.send_json(error("Unknown message."))
+            with participant_language(*self.languages):
+                message = gettext("Unknown message.")
+            await self.send_json(error(message))
 
     async def say(self, text) -> None:
         if not isinstance(text, str):
@@ -132,6 +145,7 @@ class PersuasionConsumer(ParticipantSocket):
             return
         try:
             await db(say_and_start)(
+                languages=self.languages,
                 dialogue_id=self.dialogue_id,
                 participant_id=self.participant_id,
                 text=text,

@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_noop
 
 from debates.draws import draw_record, sequence_key
 from debates.models import AgentConfig, PersuasionDialogue, PersuasionTurn, RandomDraw, Topic
@@ -299,23 +300,26 @@ def human_say(*, dialogue_id: int, participant_id: int, text: str, now: datetime
     """The participant's turn, stored to be read (classified) in the background."""
     text = (text or "").strip()
     if not text:
-        raise PersuasionError("Write at least one sentence.")
+        raise PersuasionError(gettext("Write at least one sentence."))
     if len(text) > MAX_TURN_CHARS:
-        raise PersuasionError(f"Your turn is too long: at most {MAX_TURN_CHARS} characters.")
+        raise PersuasionError(
+            gettext("Your turn is too long: at most %(max)s characters.") % {"max": MAX_TURN_CHARS}
+        )
     with transaction.atomic():
         dialogue = dialogue_query().select_for_update(of=("self",)).get(pk=dialogue_id)
         side = dialogue.side_of(participant_id)
         if side is None:
-            raise PersuasionError("This is not your dialogue.")
+            raise PersuasionError(gettext("This is not your dialogue."))
         if dialogue.status != Status.RUNNING:
-            raise PersuasionError("The dialogue has ended.")
+            raise PersuasionError(gettext("The dialogue has ended."))
         game = game_of(dialogue)
         if game.to_move != side or open_turn(dialogue) is not None:
-            raise PersuasionError("It is not your turn yet.")
+            raise PersuasionError(gettext("It is not your turn yet."))
         sentences = language.split_sentences(text)
         if len(sentences) > dialogue.max_sentences:
             raise PersuasionError(
-                f"Write at most {dialogue.max_sentences} sentences: this has {len(sentences)}."
+                gettext("Write at most %(max)s sentences: this has %(count)s.")
+                % {"max": dialogue.max_sentences, "count": len(sentences)}
             )
         turn = PersuasionTurn.objects.create(
             dialogue=dialogue,
@@ -587,38 +591,41 @@ def running_dialogues() -> list[int]:
     )
 
 
-# --- What a participant sees -------------------------------------------------------------
+# --- What a participant sees (in the participant's language: the step's page is rendered in
+# it, and the consumer sends its snapshots in it) ------------------------------------------
 
 OUTCOME_TEXT = {
-    Reason.TURN_LIMIT: "The dialogue reached its turn limit: a draw.",
-    Reason.TIME_LIMIT: "The dialogue reached its time limit: a draw.",
-    Reason.NO_PARTNER: "No partner became free in time. Thank you for waiting: press Continue to go on.",
+    Reason.TURN_LIMIT: gettext_noop("The dialogue reached its turn limit: a draw."),
+    Reason.TIME_LIMIT: gettext_noop("The dialogue reached its time limit: a draw."),
+    Reason.NO_PARTNER: gettext_noop(
+        "No partner became free in time. Thank you for waiting: press Continue to go on."
+    ),
 }
 
 
 def outcome_text(dialogue: PersuasionDialogue, side: str | None) -> str:
-    """One plain sentence about how the dialogue ended, for the participant on `side`."""
+    """One plain sentence about how the dialogue ended, for the participant on `side`, in the
+    active language."""
     reason = dialogue.end_reason
     if dialogue.status == Status.FINISHED and dialogue.winner:
-        how = "conceded your initial claim" if reason == Reason.CONCEDED else "retracted their initial claim"
+        conceded = reason == Reason.CONCEDED
         if dialogue.winner == side:
-            return f"You won: your opponent {how}."
-        how = (
-            "conceded your opponent's initial claim"
-            if reason == Reason.CONCEDED
-            else "retracted your initial claim"
-        )
-        return f"Your opponent won: you {how}."
+            if conceded:
+                return gettext("You won: your opponent conceded your initial claim.")
+            return gettext("You won: your opponent retracted their initial claim.")
+        if conceded:
+            return gettext("Your opponent won: you conceded your opponent's initial claim.")
+        return gettext("Your opponent won: you retracted your initial claim.")
     if reason in OUTCOME_TEXT:
-        return OUTCOME_TEXT[reason]
+        return gettext(OUTCOME_TEXT[reason])
     if dialogue.status == Status.ABANDONED:
         if dialogue.ended_by == side:
             if reason == Reason.PARTNER_SILENT:
-                return "The dialogue ended because no reply came from you in time."
-            return "You left the dialogue."
+                return gettext("The dialogue ended because no reply came from you in time.")
+            return gettext("You left the dialogue.")
         if reason == Reason.AGENT_FAILED:
-            return "Your opponent could not go on. Thank you: press Continue to go on."
-        return "Your partner left the dialogue. Thank you: press Continue to go on."
+            return gettext("Your opponent could not go on. Thank you: press Continue to go on.")
+        return gettext("Your partner left the dialogue. Thank you: press Continue to go on.")
     return ""
 
 

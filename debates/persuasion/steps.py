@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from django import forms
 from django.db import transaction
+from django.utils.translation import gettext
 
 from debates import llm
 from debates.models import AgentConfig, PersuasionDialogue, Topic
@@ -108,6 +109,13 @@ class ContinueForm(forms.Form):
     pass
 
 
+def wait_text(seconds: int) -> str:
+    """The longest wait for a partner, in the participant's language ("3 minutes")."""
+    if seconds >= 120:
+        return gettext("%(n)s minutes") % {"n": round(seconds / 60)}
+    return gettext("%(n)s seconds") % {"n": seconds}
+
+
 class PersuasionKind(StepKind):
     key = "persuasion_dialogue"
     label = "Persuasion dialogue"
@@ -192,9 +200,7 @@ class PersuasionKind(StepKind):
             "turns": services.turns_of(dialogue),
             "ws_path": f"/ws/persuasion/{ctx.participant.token}/",
             "wait_seconds": design.wait_seconds,
-            "wait_minutes": f"{round(design.wait_seconds / 60)} minutes"
-            if design.wait_seconds >= 120
-            else f"{design.wait_seconds} seconds",
+            "wait_minutes": wait_text(design.wait_seconds),
             "waiting": dialogue.status == Status.WAITING,
         }
 

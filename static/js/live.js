@@ -15,6 +15,15 @@
 
   var root = document.getElementById("live");
   if (!root) return;
+  // Visible strings in the page's language: a JSON element the template writes
+  // ({% ui_strings "live" %}, a data-strings attribute); the English text is the fallback.
+  var ui = {};
+  try { ui = JSON.parse(document.getElementById("ui-live").getAttribute("data-strings")); } catch (e) { ui = {}; }
+  function say(key, fallback, values) {
+    var text = ui[key] || fallback;
+    Object.keys(values || {}).forEach(function (name) { text = text.split("%(" + name + ")s").join(values[name]); });
+    return text;
+  }
   var chat = document.getElementById("chat");
   var statusLine = document.getElementById("live-status");
   var composer = document.getElementById("composer");
@@ -26,7 +35,7 @@
   var finish = document.getElementById("finish");
   var bar = root.querySelector(".live-bar");
   var newBelow = document.getElementById("new-below");
-  var names = { A: "Debater A", B: "Debater B", C: "AI advisor", J: "You" };
+  var names = { A: say("name_A", "Debater A"), B: say("name_B", "Debater B"), C: say("name_C", "AI advisor"), J: say("name_J", "You") };
 
   var turns = {}; // seq -> {seq, speaker, round, target, text, status, el}
   var state = { next: "", round: 1, done: false, sides: {} };
@@ -44,16 +53,16 @@
   function sideLabel(speaker) {
     var side = state.sides && state.sides[speaker];
     if (!side) return "";
-    return side === "true" ? " — argues the claim is TRUE" : " — argues the claim is FALSE";
+    return side === "true" ? say("argues_true", " — argues the claim is TRUE") : say("argues_false", " — argues the claim is FALSE");
   }
 
   function headText(t) {
     if (t.speaker === "J") {
-      if (t.target === "pass") return "You passed";
-      if (t.target === "both") return "You → both debaters";
-      if (t.target === "C") return "You → the advisor";
-      if (t.target) return "You → Debater " + t.target;
-      return "You";
+      if (t.target === "pass") return say("you_passed", "You passed");
+      if (t.target === "both") return say("you_both", "You → both debaters");
+      if (t.target === "C") return say("you_advisor", "You → the advisor");
+      if (t.target) return say("you_debater", "You → Debater %(side)s", { side: t.target });
+      return names.J;
     }
     return names[t.speaker] + sideLabel(t.speaker);
   }
@@ -81,8 +90,8 @@
       chat.insertBefore(t.el, after ? after.el : null);
     }
     t.el.querySelector(".msg-head span").textContent = headText(t);
-    t.el.querySelector(".msg-round").textContent = "Round " + t.round;
-    t.el.querySelector(".msg-text").textContent = t.text || (t.status === "failed" ? "(no reply)" : "");
+    t.el.querySelector(".msg-round").textContent = say("round", "Round %(round)s", { round: t.round });
+    t.el.querySelector(".msg-text").textContent = t.text || (t.status === "failed" ? say("no_reply", "(no reply)") : "");
     t.el.classList.toggle("writing", t.status === "streaming" || t.status === "pending");
   }
 
@@ -144,13 +153,13 @@
     wasJudgeTurn = judgeTurn;
     var text;
     if (errorMessage) text = errorMessage;
-    else if (!connected) text = "Connection lost — reconnecting…";
-    else if (failed()) text = failedMessage || "The AI could not reply just now.";
-    else if (busy) text = names[busy.speaker] + " is writing…";
-    else if (state.done) text = "The conversation is over. Continue to your final answer.";
-    else if (waiting) text = "Sending…";
-    else if (state.next === "J") text = "Your turn: ask a question, or pass.";
-    else if (state.next) text = names[state.next] + " is about to reply…";
+    else if (!connected) text = say("lost", "Connection lost — reconnecting…");
+    else if (failed()) text = failedMessage || say("ai_failed", "The AI could not reply just now.");
+    else if (busy) text = say("writing", "%(name)s is writing…", { name: names[busy.speaker] });
+    else if (state.done) text = say("over", "The conversation is over. Continue to your final answer.");
+    else if (waiting) text = say("sending", "Sending…");
+    else if (state.next === "J") text = say("your_turn", "Your turn: ask a question, or pass.");
+    else if (state.next) text = say("about_to_reply", "%(name)s is about to reply…", { name: names[state.next] });
     else text = "";
     statusLine.textContent = text;
   }
@@ -193,7 +202,7 @@
     }
     wasOver = over();
     var hidden = follow || !((busy && busy.el && below(busy.el)) || over());
-    newBelow.textContent = over() ? "Continue below ↓" : "New text below ↓";
+    newBelow.textContent = over() ? say("continue_below", "Continue below ↓") : say("new_below", "New text below ↓");
     newBelow.hidden = hidden;
   }
 
@@ -273,7 +282,7 @@
   sendButton.addEventListener("click", function () {
     var chosen = composer.querySelector('input[name="target"]:checked') || composer.querySelector('input[name="target"]');
     var text = question.value.trim();
-    if (!text) { statusLine.textContent = "Write a question first, or pass."; question.focus(); return; }
+    if (!text) { statusLine.textContent = say("write_first", "Write a question first, or pass."); question.focus(); return; }
     send(chosen.value, text);
   });
   passButton.addEventListener("click", function () { send("pass", ""); });
@@ -295,7 +304,7 @@
       connected = false;
       waiting = false;
       if (event.code === 4403) {
-        statusLine.textContent = "This conversation is no longer open. Reload the page to continue.";
+        statusLine.textContent = say("closed", "This conversation is no longer open. Reload the page to continue.");
         composer.hidden = true;
         return;
       }

@@ -8,6 +8,15 @@
  */
 (function () {
   "use strict";
+  // Visible strings in the page's language: a JSON element the template writes
+  // ({% ui_strings "persuasion" %}, a data-strings attribute); the English text is the fallback.
+  var ui = {};
+  try { ui = JSON.parse(document.getElementById("ui-persuasion").getAttribute("data-strings")); } catch (e) { ui = {}; }
+  function say(key, fallback, values) {
+    var text = ui[key] || fallback;
+    Object.keys(values || {}).forEach(function (name) { text = text.split("%(" + name + ")s").join(values[name]); });
+    return text;
+  }
 
   var root = document.getElementById("persuasion");
   if (!root) return;
@@ -28,7 +37,9 @@
   var finish = document.getElementById("p-finish");
   var finishHint = document.getElementById("p-finish-hint");
   var waitSeconds = parseInt(root.getAttribute("data-wait-seconds"), 10) || 0;
-  var waitText = waitSeconds >= 120 ? Math.round(waitSeconds / 60) + " minutes" : waitSeconds + " seconds";
+  var waitText = waitSeconds >= 120
+    ? say("minutes", "%(n)s minutes", { n: Math.round(waitSeconds / 60) })
+    : say("seconds", "%(n)s seconds", { n: waitSeconds });
   var draftKey = "rostrum-persuasion-draft:" + root.getAttribute("data-ws");
 
   var snap = null;
@@ -42,7 +53,8 @@
   var wasEnded = false;
 
   var kindNames = {
-    claim: "claim", why: "why", concede: "concede", retract: "retract", since: "since", question: "question"
+    claim: say("move_claim", "claim"), why: say("move_why", "why"), concede: say("move_concede", "concede"),
+    retract: say("move_retract", "retract"), since: say("move_since", "since"), question: say("move_question", "question")
   };
 
   try { textBox.value = sessionStorage.getItem(draftKey) || ""; } catch (e) { /* storage off */ }
@@ -58,11 +70,12 @@
 
   function updateHint() {
     var n = roughSentences(textBox.value);
-    var base = "One to " + maxSentences + " sentences.";
-    hint.textContent = n ? base + " About " + n + (n === 1 ? " sentence" : " sentences") + " so far." : base;
+    var base = say("hint", "One to %(max)s sentences.", { max: maxSentences });
+    var soFar = n === 1 ? say("so_far_one", "About one sentence so far.") : say("so_far", "About %(n)s sentences so far.", { n: n });
+    hint.textContent = n ? base + " " + soFar : base;
   }
 
-  function who(speaker) { return speaker === side ? "You" : "Your opponent"; }
+  function who(speaker) { return speaker === side ? say("you", "You") : say("opponent", "Your opponent"); }
 
   function sentenceList(t) {
     var list = document.createElement("ul");
@@ -71,7 +84,7 @@
       var item = document.createElement("li");
       var badge = document.createElement("span");
       badge.className = "move-kind" + (s.legal ? "" : " move-void");
-      badge.textContent = s.kind ? kindNames[s.kind] || s.kind : "not a move";
+      badge.textContent = s.kind ? kindNames[s.kind] || s.kind : say("not_a_move", "not a move");
       var text = document.createElement("span");
       text.className = "move-text";
       text.textContent = s.text;
@@ -80,7 +93,7 @@
       if (!s.legal && s.reason) {
         var why = document.createElement("span");
         why.className = "move-reason";
-        why.textContent = "Did not count: " + s.reason;
+        why.textContent = say("did_not_count", "Did not count: %(reason)s", { reason: s.reason });
         item.appendChild(why);
       }
       list.appendChild(item);
@@ -106,7 +119,7 @@
     head.appendChild(document.createTextNode(who(t.speaker)));
     var number = document.createElement("span");
     number.className = "msg-round";
-    number.textContent = "Turn " + t.seq;
+    number.textContent = say("turn", "Turn %(n)s", { n: t.seq });
     head.appendChild(number);
     t.el.appendChild(head);
     if (t.status === "done" && t.sentences && t.sentences.length) {
@@ -119,7 +132,7 @@
       if (t.status === "reading") {
         var note = document.createElement("p");
         note.className = "hint";
-        note.textContent = "Reading the moves in this turn…";
+        note.textContent = say("reading_turn", "Reading the moves in this turn…");
         t.el.appendChild(note);
       }
     }
@@ -159,9 +172,10 @@
       var li = document.createElement("li");
       var quote = document.createElement("q");
       quote.textContent = a.text;
-      li.appendChild(document.createTextNode("their " + a.kind + " "));
+      li.appendChild(document.createTextNode(say("reply_before", "their %(kind)s ", { kind: kindNames[a.kind] || a.kind })));
       li.appendChild(quote);
-      li.appendChild(document.createTextNode(" with: " + a.replies.join(", ")));
+      var names = a.replies.map(function (r) { return kindNames[r] || r; });
+      li.appendChild(document.createTextNode(say("reply_after", " with: %(replies)s", { replies: names.join(", ") })));
       replyList.appendChild(li);
     });
     if (myTurn && !wasMyTurn) composer.scrollIntoView({ block: "nearest", behavior: "smooth" });
@@ -171,13 +185,13 @@
     var busy = busyTurn();
     var text;
     if (snap.ended) text = snap.outcome;
-    else if (!connected) text = "Connection lost — reconnecting…";
-    else if (waitingRoom) text = "Waiting for another participant to join (at most " + waitText + ")…";
-    else if (sending) text = "Sending…";
-    else if (busy && busy.status === "reading") text = "Reading the moves in " + (busy.speaker === side ? "your" : "your opponent's") + " turn…";
-    else if (busy) text = "Your opponent is writing…";
-    else if (snap.my_turn) text = "Your turn (" + (snap.turns_played + 1) + " of at most " + snap.max_turns + ").";
-    else text = "Waiting for your opponent…";
+    else if (!connected) text = say("lost", "Connection lost — reconnecting…");
+    else if (waitingRoom) text = say("waiting_room", "Waiting for another participant to join (at most %(wait)s)…", { wait: waitText });
+    else if (sending) text = say("sending", "Sending…");
+    else if (busy && busy.status === "reading") text = busy.speaker === side ? say("reading_yours", "Reading the moves in your turn…") : say("reading_theirs", "Reading the moves in your opponent's turn…");
+    else if (busy) text = say("opponent_writing", "Your opponent is writing…");
+    else if (snap.my_turn) text = say("your_turn", "Your turn (%(n)s of at most %(max)s).", { n: snap.turns_played + 1, max: snap.max_turns });
+    else text = say("waiting", "Waiting for your opponent…");
     statusLine.textContent = text;
     if (snap.ended && !wasEnded) {
       try { sessionStorage.removeItem(draftKey); } catch (e) { /* storage off */ }
@@ -245,7 +259,7 @@
   sendButton.addEventListener("click", function () {
     var text = textBox.value.trim();
     errorBox.hidden = true;
-    if (!text) { errorBox.textContent = "Write at least one sentence."; errorBox.hidden = false; textBox.focus(); return; }
+    if (!text) { errorBox.textContent = say("write_one", "Write at least one sentence."); errorBox.hidden = false; textBox.focus(); return; }
     if (!socket || !connected || sending) return;
     sending = true;
     sentAfter = maxSeq();
@@ -267,7 +281,7 @@
       sending = false;
       if (event.code === 4403) {
         // The step is over (or the dialogue is no longer this page's): the server knows.
-        statusLine.textContent = "This dialogue is no longer open here. Reload the page to continue.";
+        statusLine.textContent = say("closed", "This dialogue is no longer open here. Reload the page to continue.");
         composer.hidden = true;
         finish.disabled = false;
         return;

@@ -14,6 +14,15 @@
  */
 (function () {
   "use strict";
+  // Visible strings in the page's language: a JSON element the template writes
+  // ({% ui_strings "step" %}, a data-strings attribute); the English text is the fallback.
+  var ui = {};
+  try { ui = JSON.parse(document.getElementById("ui-step").getAttribute("data-strings")); } catch (e) { ui = {}; }
+  function say(key, fallback, values) {
+    var text = ui[key] || fallback;
+    Object.keys(values || {}).forEach(function (name) { text = text.split("%(" + name + ")s").join(values[name]); });
+    return text;
+  }
 
   function Timer(key) {
     this.key = "rostrum-timing:" + key;
@@ -154,7 +163,7 @@
       var show = function () {
         if (!output) return;
         var untouched = input.hasAttribute("data-untouched");
-        output.textContent = untouched ? "Move the slider to answer" : input.value;
+        output.textContent = untouched ? say("slider_untouched", "Move the slider to answer") : input.value;
         output.classList.toggle("untouched", untouched);
       };
       var touch = function () {
@@ -201,7 +210,9 @@
       if (!box) return;
       var show = function () {
         var n = box.value.trim().length;
-        note.textContent = n >= min ? n + " characters — enough." : n + " of at least " + min + " characters.";
+        note.textContent = n >= min
+          ? say("counter_enough", "%(count)s characters — enough.", { count: n })
+          : say("counter_short", "%(count)s of at least %(min)s characters.", { count: n, min: min });
         note.classList.toggle("ok", n >= min);
       };
       box.addEventListener("input", show);

@@ -12,8 +12,11 @@ GOOD_KEY = "k" * 20 + "-production-secret-key-for-tests-only-0123456789"
 
 
 def run(env: dict, code: str = "import django; django.setup(); print('ok')") -> subprocess.CompletedProcess:
+    # Not the test run's own variables (PYTEST_XDIST_WORKER would move REDIS_URL's database).
     clean = {
-        k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL", "DEBUG", "SECRET_KEY"}
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DATABASE_URL", "REDIS_URL", "DEBUG", "SECRET_KEY"} and not k.startswith("PYTEST")
     }
     return subprocess.run(
         [sys.executable, "-c", code],
@@ -100,7 +103,11 @@ def test_production_settings_pass_the_deployment_checks():
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         cwd=ROOT,
         env={
-            **{k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}},
+            **{
+                k: v
+                for k, v in os.environ.items()
+                if k not in {"DATABASE_URL", "REDIS_URL"} and not k.startswith("PYTEST")
+            },
             "DEBUG": "0",
             "SECRET_KEY": GOOD_KEY,
             "ALLOWED_HOSTS": "rostrum.example.org",

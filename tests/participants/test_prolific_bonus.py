@@ -38,8 +38,8 @@ def paid(fake: FakeProlific, questionnaire_study):
     return participant_of(walker)
 
 
-def record(participant, cents: int = 150, key: str = "form-1") -> Bonus:
-    return prolific_review.bonus_record(participant=participant, amount_cents=cents, reason="Thanks", key=key)
+def record(participant, cents: int = 150, key: str = "form-1", reason: str = "Thanks") -> Bonus:
+    return prolific_review.bonus_record(participant=participant, amount_cents=cents, reason=reason, key=key)
 
 
 def test_a_bonus_is_recorded_before_it_is_sent_and_sent_once(fake: FakeProlific, paid):
@@ -121,7 +121,7 @@ def test_one_participants_bonuses_are_sent_one_at_a_time(fake: FakeProlific, pai
     fake.script("POST", r"/pay/$", drop=True)
     prolific_review.bonus_send(bonus=record(paid, key="first"))
     with pytest.raises(prolific_review.BonusBusy):
-        prolific_review.bonus_send(bonus=record(paid, key="second"))
+        prolific_review.bonus_send(bonus=record(paid, key="second", reason="A second bonus"))
     assert fake.pays() == 1 and Bonus.objects.get(request_key="second").state == Bonus.State.RECORDED
 
 

@@ -6,11 +6,12 @@ study's participant is refused at the door."""
 import secrets
 
 import pytest
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.utils import timezone
 
 from devtools.fakeprolific import FakeProlific
-from participants import prolific, prolific_groups
-from participants.models import Participant, ProlificGroup, Response
+from participants import prolific, prolific_groups, services
+from participants.models import Exclusion, Participant, ProlificGroup, Response
 from participants.prolific import Draft
 from tests.participants.prolific_support import fake_fixture, prolific_server_fixture  # noqa: F401
 from tests.support.cast import Walker
@@ -75,11 +76,57 @@ class TestMakingParticipantGroups:
 
 
 @pytest.mark.django_db
+class TestMembersExcludedLater:
+    """Someone placed in a group, then excluded, must not stay eligible for the main study."""
+
+    def exclude(self, client, *people, reason: str = "copied the free-text answers"):
+        data = {"action": "exclude_manually", "confirm": "yes", "reason": reason}
+        data[ACTION_CHECKBOX_NAME] = [p.pk for p in people]
+        return client.post("/admin/participants/participant/", data, follow=True)
+
+    def test_an_experimenters_exclusion_takes_them_out_of_the_prolific_group_at_once(
+        self, fake: FakeProlific, screening, experimenter
+    ):
+        stays, leaves = screened(screening, group="high"), screened(screening, group="high")
+        other = screened(screening, group="low")
+        made = {g.label: g for g in prolific_groups.prolific_groups_make(study=screening)}
+        page = self.exclude(experimenter, leaves, other)
+        assert "Removed 2 of them from their participant group on Prolific" in page.content.decode()
+        assert fake.groups[made["high"].prolific_group_id]["members"] == [stays.prolific_pid]
+        assert fake.groups[made["low"].prolific_group_id]["members"] == []
+        assert ProlificGroup.objects.get(pk=made["high"].pk).members == 1
+        assert Participant.objects.get(pk=leaves.pk).excluded
+
+    def test_making_the_groups_again_takes_out_members_excluded_since_by_any_rule(
+        self, fake: FakeProlific, screening
+    ):
+        stays, leaves = screened(screening, group="high"), screened(screening, group="high")
+        row = prolific_groups.prolific_groups_make(study=screening)[0]
+        services.exclusion_add(participant=leaves, reason=Exclusion.Reason.MANUAL, detail="too fast")
+        prolific_groups.prolific_groups_make(study=screening)
+        assert fake.groups[row.prolific_group_id]["members"] == [stays.prolific_pid]
+
+    def test_when_prolific_fails_the_exclusion_stays_and_making_the_groups_removes_them(
+        self, fake: FakeProlific, screening, experimenter
+    ):
+        stays, leaves = screened(screening, group="high"), screened(screening, group="high")
+        row = prolific_groups.prolific_groups_make(study=screening)[0]
+        fake.script("DELETE", r"/participant-groups/", status=400)  # refused once (not retried)
+        page = self.exclude(experimenter, leaves).content.decode()
+        assert "removing them from their participant group failed" in page
+        assert Participant.objects.get(pk=leaves.pk).excluded
+        assert leaves.prolific_pid in fake.groups[row.prolific_group_id]["members"]
+        prolific_groups.prolific_groups_make(study=screening)
+        assert fake.groups[row.prolific_group_id]["members"] == [stays.prolific_pid]
+
+
+@pytest.mark.django_db
 class TestTheMainStudysDraft:
     def test_the_draft_carries_the_group_filter_and_the_sister_exclusion(self, fake: FakeProlific, screening):
         screened(screening, group="high")
         high = {g.label: g for g in prolific_groups.prolific_groups_make(study=screening)}["high"]
         sister = build_study(QUESTIONNAIRE_STEPS, prolific_study_id="c" * 24, status="closed")
+        fake.study_add(sister.prolific_study_id, status="COMPLETED")
         main = build_study(QUESTIONNAIRE_STEPS, prolific_study_id="", status="draft")
         prolific_groups.recruitment_set(study=main, group=high, sisters=[sister])
         prolific.prolific_study_create(
@@ -88,9 +135,26 @@ class TestTheMainStudysDraft:
         main.refresh_from_db()
         assert fake.studies[main.prolific_study_id]["filters"] == [
             {"filter_id": "participant_group_allowlist", "selected_values": [high.prolific_group_id]},
-            {"filter_id": "previous_studies", "selected_values": ["c" * 24]},
+            {"filter_id": "previous_studies_blocklist", "selected_values": ["c" * 24]},
         ]
         assert main.recruitment.source == screening
+
+    def test_prolific_refuses_a_filter_name_it_does_not_know_and_a_study_it_has_not_got(
+        self, fake: FakeProlific, screening
+    ):
+        """What the fake checks, so the adapter's names cannot drift again: the bare
+        `previous_studies` (the name Rostrum first sent) is not one of Prolific's filter ids."""
+        api = prolific.client()
+        base = prolific.study_payload(
+            screening, Draft(places=5, reward_cents=100, description="Judge a debate."), "rostrum-x"
+        )
+        for filters, said in (
+            ([{"filter_id": "previous_studies", "selected_values": ["b" * 24]}], "No filter with id"),
+            ([{"filter_id": "previous_studies_blocklist", "selected_values": ["e" * 24]}], "No such study"),
+        ):
+            with pytest.raises(prolific.ProlificError, match=said):
+                api.study_create({**base, "filters": filters})
+        assert len(fake.studies) == 0
 
 
 @pytest.mark.django_db

@@ -72,7 +72,7 @@ def server_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def wait_http(url: str, process: subprocess.Popen, timeout: float = 30) -> None:
+def wait_http(url: str, process: subprocess.Popen, timeout: float = 90) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:

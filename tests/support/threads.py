@@ -31,6 +31,21 @@ def pool_size(size: int):
         pool.update(old)
 
 
+@contextmanager
+def patient_sqlite():
+    """On SQLite, let a thread wait for the write lock as long as it takes (the default busy
+    timeout is 30 s): 200 IMMEDIATE transactions queue for one lock, and on a loaded machine
+    the last waited longer than that ("database is locked"); a wait is not what these tests
+    are about, over-filling is."""
+    options = connection.settings_dict["OPTIONS"]
+    old = options.get("timeout")
+    options["timeout"] = 600
+    try:
+        yield
+    finally:
+        options["timeout"] = old
+
+
 def run_threads(target, count: int) -> list[str]:
     """Start `count` threads that wait at a barrier, then all call target(n) at once."""
     barrier = threading.Barrier(count)

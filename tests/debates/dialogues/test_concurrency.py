@@ -16,7 +16,7 @@ from debates.demo import loader
 from debates.models import DialogueAssignment
 from participants.models import Participant
 from tests.support.cast import Walker, entry_url, pid
-from tests.support.threads import pool_size, run_threads
+from tests.support.threads import patient_sqlite, pool_size, run_threads
 
 ARRIVALS = 200
 
@@ -104,10 +104,13 @@ class TestOnPostgres:
 @pytest.mark.django_db(transaction=True)
 class TestOnSqlite:
     def test_200_simultaneous_arrivals_never_overfill_a_dialogue(self):
-        scenario_many_arrivals(target=15)
+        with patient_sqlite():
+            scenario_many_arrivals(target=15)
 
     def test_simultaneous_first_visits_of_one_pid_make_one_participant(self):
-        scenario_one_pid_many_tabs()
+        with patient_sqlite():
+            scenario_one_pid_many_tabs()
 
     def test_simultaneous_submissions_of_one_step_store_it_once(self):
-        scenario_one_participant_many_submits()
+        with patient_sqlite():
+            scenario_one_participant_many_submits()

@@ -7,6 +7,7 @@ from django.urls import reverse
 
 from debates.demo import loader
 from debates.demo.generation import generation_job
+from debates.dialogues import services
 from debates.generation import kinds
 from debates.models import Case, Dialogue, Job
 
@@ -69,6 +70,25 @@ def test_a_built_dialogues_page_shows_its_scores_and_provenance_and_only_the_ove
     assert built.quality_override is True
     listing = experimenter.get(reverse("admin:debates_dialogue_changelist") + "?quality_passed__exact=1")
     assert built.slug in listing.content.decode()
+
+
+def test_a_built_dialogues_turns_never_change_by_hand_but_a_new_version_can(experimenter):
+    loader.demo_cases()
+    generation_job()
+    built = Dialogue.objects.filter(provenance__job="demo-generation").order_by("slug").first()
+    first = built.turns.order_by("number").first()
+    with pytest.raises(services.DialogueFrozen, match="built by job demo-generation"):
+        first.text = "Written over by hand."
+        services.dialogue_turns_save(dialogue=built, turns=[first], deleted=[])
+    assert built.turns.get(pk=first.pk).text != "Written over by hand."
+    html = experimenter.get(reverse("admin:debates_dialogue_change", args=[built.pk])).content.decode()
+    assert "Built by the job demo-generation" in html and "Make a new version" in html
+    copy = services.dialogue_new_version(dialogue=built)
+    assert services.dialogue_built_by(copy) == ""
+    turn = copy.turns.order_by("number").first()
+    turn.text = "Edited in the copy."
+    services.dialogue_turns_save(dialogue=copy, turns=[turn, *copy.turns.exclude(pk=turn.pk)], deleted=[])
+    assert copy.turns.get(number=turn.number).text == "Edited in the copy."
 
 
 def inline_management() -> dict:

@@ -41,6 +41,17 @@ study_urls: list = []
 admin_home.install(admin.site)
 
 
+def move_buttons(name: str) -> str:
+    """↑ and ↓ for a row whose place is its position (static/js/steps_order.js)."""
+    return format_html(
+        '<span class="rostrum-order"><button type="button" class="button rostrum-move" data-move="up" '
+        'title="Move up" aria-label="Move {} up">↑</button> <button type="button" class="button '
+        'rostrum-move" data-move="down" title="Move down" aria-label="Move {} down">↓</button></span>',
+        name,
+        name,
+    )
+
+
 class StepRowForm(forms.ModelForm):
     """A step's row in the study page. Its position is not typed: the row's place in the table
     is its position (moved with the ↑ ↓ buttons, static/js/steps_order.js); a new row without
@@ -72,13 +83,7 @@ class StepInline(admin.TabularInline):
 
     @admin.display(description="Order")
     def order(self, step: Step) -> str:
-        return format_html(
-            '<span class="rostrum-order"><button type="button" class="button rostrum-move" data-move="up" '
-            'title="Move up" aria-label="Move {} up">↑</button> <button type="button" class="button '
-            'rostrum-move" data-move="down" title="Move down" aria-label="Move {} down">↓</button></span>',
-            step.title or "this step",
-            step.title or "this step",
-        )
+        return move_buttons(step.title or "this step")
 
     @admin.display(description="Configuration")
     def configure(self, step: Step) -> str:
@@ -329,15 +334,41 @@ class StudyAdmin(admin.ModelAdmin):
             self.message_user(request, f"Created draft {copy.slug!r}.")
 
 
+class QuestionRowForm(forms.ModelForm):
+    """A questionnaire item. Its position is not typed: the item's place on the page is its
+    position (moved with ↑ and ↓, static/js/steps_order.js); a new item without one goes last."""
+
+    position = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=0)
+
+    class Meta:
+        model = Question
+        fields = "__all__"
+
+    def clean_position(self) -> int:
+        position = self.cleaned_data.get("position")
+        if position is not None:
+            return position
+        return self.instance.position if self.instance.pk else QUESTION_LAST
+
+
+# Where a new item goes when the page's script did not number it: after every numbered one.
+QUESTION_LAST = 1000
+
+
 class QuestionInline(admin.StackedInline):
-    """Questionnaire items. The form shows only the fields of the chosen kind
-    (static/js/question_kind.js): options for choices, Likert and slider end labels, bounds for
-    numbers and sliders, a minimum length for free text, an expected answer for checks."""
+    """Questionnaire items, in the order participants meet them. The form shows only the
+    fields of the chosen kind (static/js/question_kind.js): options for choices, Likert and
+    slider end labels, bounds for numbers and sliders, a minimum length for free text, an
+    expected answer for checks."""
 
     model = Question
+    form = QuestionRowForm
     extra = 0
+    ordering = ["position", "id"]
+    readonly_fields = ["order"]
+    verbose_name_plural = "Questions, in the order participants meet them (move them with ↑ and ↓, then save)"
     fields = [
-        ("position", "key", "kind", "required"),
+        ("position", "order", "key", "kind", "required"),
         "text",
         "help_text",
         "options",
@@ -348,7 +379,11 @@ class QuestionInline(admin.StackedInline):
     ]
 
     class Media:
-        js = ["js/question_kind.js"]
+        js = ["js/question_kind.js", "js/steps_order.js"]
+
+    @admin.display(description="Order")
+    def order(self, question: Question) -> str:
+        return move_buttons(question.key or "this question")
 
     def formfield_for_dbfield(self, db_field, request, **kwargs):
         field = super().formfield_for_dbfield(db_field, request, **kwargs)

@@ -1,6 +1,6 @@
 """An experimenter in a real browser builds without typing JSON: edits a case's suspects and
-evidence units as rows (adding, removing), reorders two steps with ↑ and ↓, sees a question's
-form follow its kind, and copies the study URL for Prolific."""
+evidence units as rows (adding, removing), reorders two steps and two questionnaire items with
+↑ and ↓, sees a question's form follow its kind, and copies the study URL for Prolific."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ PAGES = [
         "kind": "questionnaire",
         "title": "Page two",
         "questions": [
-            {"key": "colour", "kind": "single_choice", "text": "Pick one", "options": ["Red", "Blue"]}
+            {"key": "colour", "kind": "single_choice", "text": "Pick one", "options": ["Red", "Blue"]},
+            {"key": "size", "kind": "single_choice", "text": "Pick a size", "options": ["S", "L"]},
         ],
     },
 ]
@@ -99,9 +100,16 @@ def test_an_experimenter_edits_a_case_and_reorders_steps_without_typing_json(
         "&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
     )
 
-    # A questionnaire item's form shows only its kind's fields.
+    # Questionnaire items move with the arrows too, never by a typed position.
     step = Step.objects.get(study=study, title="Page two")
     page.goto(f"{server}/admin/studies/step/{step.pk}/change/")
+    expect(page.locator("input[name='questions-0-position']")).to_be_hidden()
+    page.get_by_role("button", name="Move size up").click()
+    page.get_by_role("button", name="Save and continue editing").click()
+    expect(page.locator(".messagelist")).to_contain_text("was changed successfully")
+    assert [q.key for q in step.questions.order_by("position", "id")] == ["size", "colour"]
+
+    # A questionnaire item's form shows only its kind's fields.
     item = page.locator("#questions-0")
     expect(item.locator(".form-row.field-options")).to_be_visible()
     expect(item.locator(".form-row.field-min_length")).to_be_hidden()

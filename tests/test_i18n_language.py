@@ -224,3 +224,16 @@ class TestFrozenWithTheStudy:
     def test_a_duplicate_keeps_the_translations(self, german_study):
         copy = study_duplicate(study=german_study, slug=f"{german_study.slug}-v2")
         assert study_snapshot(copy)["translations"] == study_snapshot(german_study)["translations"]
+
+
+def test_the_demo_prints_a_link_in_each_other_language_of_a_study(db):
+    import io
+
+    from debates.demo import loader
+    from debates.management.commands.load_demo import Command
+
+    study = loader.mystery_study()
+    out = io.StringIO()
+    Command(stdout=out).print_links("http://127.0.0.1:8000", [study])
+    lines = [line for line in out.getvalue().splitlines() if "&lang=" in line]
+    assert len(lines) == 1 and lines[0].strip().startswith("In de:") and lines[0].endswith("&lang=de")

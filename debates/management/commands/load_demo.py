@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand
 from debates.demo import loader
 from debates.demo.persona import design_b_judge_jobs
 from studies.models import Study
+from studies.texts import study_languages
 
 PASSWORD_FILE = Path(settings.BASE_DIR) / "var" / "demo-admin.txt"
 LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
@@ -98,4 +99,10 @@ class Command(BaseCommand):
                 self.stdout.write(
                     f"  Participant {n}:     {base_url}/s/{study.slug}/"
                     f"?PROLIFIC_PID={pid}&STUDY_ID={sid}&SESSION_ID={sess}"
+                )
+            for language in study_languages(study)[1:]:  # a study offered in other languages
+                pid, sid, sess = (secrets.token_hex(12) for _ in range(3))
+                self.stdout.write(
+                    f"  In {language}:{' ' * (15 - len(language))}{base_url}/s/{study.slug}/"
+                    f"?PROLIFIC_PID={pid}&STUDY_ID={sid}&SESSION_ID={sess}&lang={language}"
                 )

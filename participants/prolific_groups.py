@@ -13,10 +13,10 @@ study's participant, else carries the screening over), `screening_carry_over`.""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy
 
@@ -157,12 +157,35 @@ def recruitment_set(
     return recruitment
 
 
+@dataclass(frozen=True)
+class Admission:
+    """What entry checks for a study: its sister studies (either naming the other) and the
+    screening study its answers come from."""
+
+    sisters: frozenset[int]
+    source: Study | None
+
+
+def study_admission(study: Study) -> Admission:
+    """Read once per study row and kept with it: participant pages share a row cached for
+    STUDY_CACHE_SECONDS (`studies.services.study_cached`), so a change made in the admin reaches
+    entry as soon as the row is read again, and most entries read nothing here."""
+    admission = getattr(study, "_rostrum_admission", None)
+    if admission is None:
+        named = Recruitment.objects.filter(study=study).values_list("sisters", flat=True)
+        naming = Recruitment.objects.filter(sisters=study).values_list("study_id", flat=True)
+        recruitment = Recruitment.objects.filter(study=study).select_related("source").first()
+        sisters = frozenset(pk for pk in (*named, *naming) if pk is not None)
+        admission = Admission(sisters=sisters, source=recruitment.source if recruitment else None)
+        study._rostrum_admission = admission
+    return admission
+
+
 def sister_took_part(*, study: Study, prolific_pid: str) -> bool:
     """Whether this PROLIFIC_PID took part in a sister study (either study naming the other)."""
-    named = Recruitment.objects.filter(study=study).values_list("sisters", flat=True)
-    naming = Recruitment.objects.filter(sisters=study).values_list("study_id", flat=True)
-    return (
-        Participant.objects.filter(Q(study_id__in=named) | Q(study_id__in=naming), prolific_pid=prolific_pid)
+    sisters = study_admission(study).sisters
+    return bool(sisters) and (
+        Participant.objects.filter(study_id__in=sisters, prolific_pid=prolific_pid)
         .filter(is_preview=False, is_pilot=False)
         .exclude(status=Status.STUDY_FULL)  # turned away at the door: never took part
         .exists()
@@ -177,9 +200,9 @@ def participant_admit(*, participant: Participant) -> None:
         return
     if sister_took_part(study=participant.study, prolific_pid=participant.prolific_pid):
         raise services.EntryError(SISTER_MESSAGE)
-    recruitment = Recruitment.objects.filter(study=participant.study).select_related("source").first()
-    if recruitment is not None and recruitment.source is not None:
-        screening_carry_over(participant=participant, source=recruitment.source)
+    source = study_admission(participant.study).source
+    if source is not None:
+        screening_carry_over(participant=participant, source=source)
 
 
 def screening_carry_over(*, participant: Participant, source: Study) -> int:

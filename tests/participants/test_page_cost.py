@@ -13,9 +13,10 @@ from devtools.formparse import default_answers
 from participants.models import Participant, Response, StepVisit
 from tests.support.cast import Walker
 
-# The study link of a new participant: the existing-participant lookup, the insert with
-# its admission checks (sister studies, recruitment) in one transaction.
-ENTRY_NEW = 7
+# The study link of a new participant: the existing-participant lookup and the insert in one
+# transaction (the admission checks, sister studies and recruitment, are read with the cached
+# study row: none for a study without them).
+ENTRY_NEW = 5
 # The study link again (a second tab, a return from Prolific): lookup and one update.
 ENTRY_AGAIN = 2
 # A page served for the first time: the participant by token and the "served" mark.

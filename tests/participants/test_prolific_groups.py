@@ -13,6 +13,7 @@ from devtools.fakeprolific import FakeProlific
 from participants import prolific, prolific_groups, services
 from participants.models import Exclusion, Participant, ProlificGroup, Response
 from participants.prolific import Draft
+from studies.services import _study_cache
 from tests.participants.prolific_support import fake_fixture, prolific_server_fixture  # noqa: F401
 from tests.support.cast import Walker
 from tests.support.studies import CONSENT_STEP, DEBRIEF_STEP, QUESTIONNAIRE_STEPS, build_study
@@ -185,6 +186,22 @@ class TestEnteringTheMainStudy:
         assert "already taken part in a related study" in response.content.decode()
         assert not Participant.objects.filter(study=main).exists()
         Walker(main).enter()  # anyone else comes in
+
+    def test_a_sister_named_while_the_study_runs_is_refused_once_the_study_is_read_again(
+        self, screening, settings
+    ):
+        """The admission checks are read with the cached study row: a sister named in the admin
+        while participants arrive counts from the next read of the row (STUDY_CACHE_SECONDS)."""
+        sister = screened(screening, group="high")
+        main = build_study(QUESTIONNAIRE_STEPS)
+        Walker(main).enter()  # the study is being served: its row (and admission) cached
+        prolific_groups.recruitment_set(study=main, group=None, sisters=[screening])
+        _study_cache.clear()  # what STUDY_CACHE_SECONDS does in a running server
+        response = Walker(main).client.get(
+            f"/s/{main.slug}/?PROLIFIC_PID={sister.prolific_pid}&STUDY_ID={'a' * 24}&SESSION_ID={pid()}"
+        )
+        assert response.status_code == 400
+        assert not Participant.objects.filter(study=main, prolific_pid=sister.prolific_pid).exists()
 
 
 def test_the_prolific_page_offers_groups_for_a_screening_study_and_the_draft_form_the_new_filters(

@@ -20,17 +20,14 @@ from django.urls import path, reverse
 from django.utils import timezone
 
 from debates.dialogues.preview import preview_dialogue_assign
-from debates.draws import draw_record, same_sequence, sequence_key
-from debates.live.services import LiveDesign, _cell_fill, _claim_targets, _locked_claims, _sides
+from debates.live.services import LiveDesign, live_session_assign
 from debates.models import Instance, LiveSession, StudyClaim, StudyDialogue, condition_labels
 from debates.pairwise.preview import preview_comparison_assign
 from participants.models import Participant
-from participants.places import least_filled
 from participants.services import participant_preview
 from participants.steps import parse_groups
 from studies import registry
 from studies.models import Step, Study
-from studies.randomness import study_rng
 
 PROTOCOLS = dict(LiveSession.Protocol.choices)
 
@@ -177,62 +174,6 @@ def pairwise_set(step: Step) -> str:
     return registry.get(PAIRWISE_KIND).config(step).get("instance_set") or ""
 
 
-def preview_claim_assign(
-    *,
-    participant: Participant,
-    position: int,
-    design: LiveDesign,
-    now,
-    study_claim: StudyClaim | None = None,
-    protocol: str = "",
-) -> LiveSession:
-    """The preview's session at claim step `position`: the chosen claim and/or protocol; what is
-    not chosen is picked as assignment would (the least-filled cell of the preview's group, ties
-    by the study's seed in the previews' own sequence, recorded as a draw), and so are debater A's
-    side or the consultant's. Mirrors `live_session_assign`, restricted to the chosen cells (the
-    live package takes a preview's choice this way until its assignment takes a cell filter)."""
-    if not participant.is_preview:
-        raise ValueError("only a preview chooses its claim")
-    study = participant.study
-    with transaction.atomic():
-        slots = _locked_claims(study)
-        protocols = [protocol] if protocol else list(design.protocols)
-        claims = [
-            s.claim_id
-            for s in slots
-            if (study_claim is None or s.claim_id == study_claim.claim_id)
-            and (not design.domain or s.claim.domain == design.domain)
-        ]
-        cells = [(p, c) for p in protocols for c in claims]
-        if not cells:
-            raise ValueError("the study offers no active claim of that choice")
-        group_sessions = LiveSession.objects.filter(
-            same_sequence(participant), participant__study=study, group=participant.group
-        )
-        key = sequence_key(participant, "claim_cell", participant.group, group_sessions.count())
-        targets = _claim_targets(study)
-        fill = _cell_fill(study, participant.group, now)
-        rng = study_rng(study, *key)
-        chosen_protocol, claim_id = least_filled(cells, fill, lambda c: targets[c[1]], preview=True, rng=rng)[
-            0
-        ]
-        claim = next(s.claim for s in slots if s.claim_id == claim_id)
-        outcome = {"protocol": chosen_protocol, "claim": claim.slug, "chosen_by_preview": True}
-        draw_record(participant=participant, purpose="claim_cell", key=key, outcome=outcome)
-        return LiveSession.objects.create(
-            participant=participant,
-            position=position,
-            claim_id=claim_id,
-            protocol=chosen_protocol,
-            group=participant.group,
-            rounds=design.rounds,
-            max_message_chars=design.max_message_chars,
-            created_at=now,
-            last_activity_at=now,
-            **_sides(participant, chosen_protocol, claim, design, group_sessions),
-        )
-
-
 @dataclass(frozen=True)
 class ClaimChoice:
     """Design B: the claim step it applies to, its design, and what was chosen."""
@@ -273,12 +214,12 @@ def preview_start(
                 participant=participant, now=now, condition=condition, study_dialogue=study_dialogue
             )
         if claim is not None:
-            preview_claim_assign(
+            live_session_assign(
                 participant=participant,
                 position=claim.position,
                 design=claim.design,
                 now=now,
-                study_claim=claim.study_claim,
+                claim_id=claim.study_claim.claim_id if claim.study_claim else None,
                 protocol=claim.protocol,
             )
         if item is not None:

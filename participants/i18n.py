@@ -30,7 +30,7 @@ from studies.texts import study_languages, texts_in
 
 LANG_PARAM = "lang"
 ENTRY_VIEWS = {"enter", "preview"}
-PARTICIPANT_PREFIXES = ("/s/", "/p/")
+ENTRY_PREFIX = "/s/"  # the study link and the preview; /p/ (steps) the view activates itself
 
 
 def _primary(code: str) -> str:
@@ -71,7 +71,7 @@ class ParticipantLanguage:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if not request.path_info.startswith(PARTICIPANT_PREFIXES):
+        if not request.path_info.startswith(ENTRY_PREFIX):
             return self.get_response(request)
         try:
             match = resolve(request.path_info)

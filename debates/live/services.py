@@ -92,9 +92,18 @@ def _claim_targets(study: Study) -> dict[int, int]:
 
 
 def live_session_assign(
-    *, participant: Participant, position: int, design: LiveDesign, now: datetime
+    *,
+    participant: Participant,
+    position: int,
+    design: LiveDesign,
+    now: datetime,
+    claim_id: int | None = None,
+    protocol: str = "",
 ) -> None:
     """Give the participant the least-filled protocol × claim cell of their group.
+
+    A preview may narrow the cells to a chosen claim and/or protocol (`debates.preview`); what
+    it leaves open is drawn as for anyone, and the draw records that the preview chose.
 
     Places count completed participants (not excluded ones, unless the study's exclusions do
     not free places) plus unexpired leases, per screening group; the study's rows of claims
@@ -111,10 +120,13 @@ def live_session_assign(
             LiveSession.objects.filter(participant=participant).values_list("claim_id", "protocol")
         )
         seen = {claim for claim, _ in earlier}
-        protocols = list(design.protocols)
+        chosen_cell = bool(claim_id or protocol)
+        if chosen_cell and not participant.is_preview:
+            raise ValueError("only a preview chooses its claim or protocol")
+        protocols = [protocol] if protocol else list(design.protocols)
         if design.per_participant and earlier:
             protocols = [earlier[0][1]]
-        claims = [s.claim_id for s in slots if s.claim_id not in seen]
+        claims = [s.claim_id for s in slots if s.claim_id not in seen and claim_id in (None, s.claim_id)]
         if design.domain:
             claims = [s.claim_id for s in slots if s.claim_id in claims and s.claim.domain == design.domain]
         fill = _cell_fill(study, participant.group, now)
@@ -132,15 +144,15 @@ def live_session_assign(
             rng=study_rng(study, *key),
         )
         if not chosen:
+            if chosen_cell:
+                raise ValueError("the study offers no active claim of that choice")
             raise StepUnavailable(Participant.Status.STUDY_FULL, "Every claim is full for this group.")
         protocol, claim_id = chosen[0]
         claim = next(s.claim for s in slots if s.claim_id == claim_id)
-        draw_record(
-            participant=participant,
-            purpose="claim_cell",
-            key=key,
-            outcome={"protocol": protocol, "claim": claim.slug},
-        )
+        outcome = {"protocol": protocol, "claim": claim.slug}
+        if chosen_cell:
+            outcome["chosen_by_preview"] = True
+        draw_record(participant=participant, purpose="claim_cell", key=key, outcome=outcome)
         LiveSession.objects.create(
             participant=participant,
             position=position,

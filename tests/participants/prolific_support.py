@@ -2,13 +2,15 @@
 the settings pointing at it, and a study whose participants are also on Prolific's side.
 
 A test module uses the fixtures `prolific_server` and `fake` by importing them:
-`from tests.participants.prolific_support import fake_fixture, prolific_server_fixture  # noqa: F401`."""
+`from tests.participants.prolific_support import fake_fixture, prolific_server_fixture  # noqa: F401`
+(and `paid_fixture`: a participant who completed and was approved on Prolific)."""
 
 from __future__ import annotations
 
 import pytest
 
 from devtools.fakeprolific import FakeProlific, run_in_thread
+from participants import prolific
 from participants.models import Participant
 from studies.models import Study
 from tests.support.cast import Walker
@@ -51,3 +53,13 @@ def participant_of(walker: Walker) -> Participant:
 
 def submission_of(fake: FakeProlific, walker: Walker) -> dict:
     return fake.submissions[participant_of(walker).prolific_session_id]
+
+
+@pytest.fixture(name="paid")
+def paid_fixture(fake: FakeProlific, questionnaire_study) -> Participant:
+    """A participant who completed, approved on Prolific, seen by a sync."""
+    walker = on_prolific(fake, questionnaire_study)
+    walker.walk(answers={"Page two": {"check_1": "Disagree"}})
+    fake.submission_set(submission_of(fake, walker)["id"], "APPROVED")
+    prolific.prolific_sync(study=questionnaire_study)
+    return participant_of(walker)

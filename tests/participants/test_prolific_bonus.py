@@ -13,29 +13,17 @@ from django.db import transaction
 from django.utils import timezone
 
 from devtools.fakeprolific import FakeProlific
-from participants import prolific, prolific_review
+from participants import prolific_review
 from participants.models import Bonus
 from participants.tasks import prolific_sync
 from tests.participants.prolific_support import (  # noqa: F401
     fake_fixture,
-    on_prolific,
-    participant_of,
+    paid_fixture,
     prolific_server_fixture,
-    submission_of,
 )
 from tests.support.threads import pool_size, run_threads
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def paid(fake: FakeProlific, questionnaire_study):
-    """A participant who completed, approved on Prolific, seen by a sync."""
-    walker = on_prolific(fake, questionnaire_study)
-    walker.walk(answers={"Page two": {"check_1": "Disagree"}})
-    fake.submission_set(submission_of(fake, walker)["id"], "APPROVED")
-    prolific.prolific_sync(study=questionnaire_study)
-    return participant_of(walker)
 
 
 def record(participant, cents: int = 150, key: str = "form-1", reason: str = "Thanks") -> Bonus:

@@ -15,29 +15,18 @@ import threading
 import pytest
 
 from devtools.fakeprolific import FakeProlific
-from participants import prolific
 from participants.models import Bonus
 from tests.participants.prolific_support import (  # noqa: F401
     fake_fixture,
     on_prolific,
+    paid_fixture,
     participant_of,
     prolific_server_fixture,
-    submission_of,
 )
 from tests.support.cast import experimenter_user, logged_in
 from tests.support.threads import pool_size, run_threads
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def paid(fake: FakeProlific, questionnaire_study):
-    """A participant who completed, approved on Prolific, seen by a sync."""
-    walker = on_prolific(fake, questionnaire_study)
-    walker.walk(answers={"Page two": {"check_1": "Disagree"}})
-    fake.submission_set(submission_of(fake, walker)["id"], "APPROVED")
-    prolific.prolific_sync(study=questionnaire_study)
-    return participant_of(walker)
 
 
 def tab_form(participant, key: str, amount: str = "1.50", reason: str = "Accuracy bonus") -> dict:

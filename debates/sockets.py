@@ -16,12 +16,15 @@ a frame reader that answers junk with an error instead of dying on it.
 
 A consumer subclasses `ParticipantSocket` and writes `open()` (authenticate, join its
 group, accept, first messages; False refuses with 4403), `close_down()` (leave) and
-`receive_json()` (a checked message). Limits are `SocketLimits`, overridable with the
-`WEBSOCKET_LIMITS` setting (a dict of the same names).
+`receive_json()` (a checked message); `open()` sets `languages` (the participant's, the
+study's) so that errors, the base's included, are in the participant's language. Limits
+are `SocketLimits`, overridable with the `WEBSOCKET_LIMITS` setting (a dict of the same
+names).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import time
@@ -31,15 +34,17 @@ from typing import Literal, TypedDict
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
+from django.utils.translation import gettext, gettext_noop
 
 from debates.streaming import db
 from participants import limits
+from participants.i18n import participant_language
 
 FORBIDDEN = 4403  # no such participant, or not at a step with this socket
 TOO_MANY = 4429  # too many sockets, connection attempts or frames
 TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # participants' tokens (secrets.token_urlsafe)
 OPEN_TTL_S = 2 * 3600  # a count left by a server process that died is forgotten after this
-UNREADABLE = "Unreadable message."
+UNREADABLE = gettext_noop("Unreadable message.")
 
 
 @dataclass(frozen=True)
@@ -93,11 +98,11 @@ def _storable(value) -> str:
     """'' if every string of the message (keys too) can be stored, else the problem."""
     if isinstance(value, str):
         if "\x00" in value:
-            return "Messages cannot contain a NUL character."
+            return gettext("Messages cannot contain a NUL character.")
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate ("\ud800")
-            return UNREADABLE
+            return gettext(UNREADABLE)
         return ""
     if isinstance(value, dict):
         parts = [*value.keys(), *value.values()]
@@ -113,21 +118,24 @@ def _storable(value) -> str:
 
 
 def read_frame(text: str | None, data: bytes | None, limits: SocketLimits) -> tuple[dict | None, str]:
-    """(message, '') for a readable message, else (None, what to tell the sender)."""
+    """(message, '') for a readable message, else (None, what to tell the sender, in the
+    active language)."""
     if text is None:
-        return None, UNREADABLE  # a binary frame: our browsers send text
+        return None, gettext(UNREADABLE)  # a binary frame: our browsers send text
     if len(text) > limits.max_frame_chars:
-        return None, f"Message too long: at most {limits.max_frame_chars} characters."
+        return None, gettext("Message too long: at most %(max)s characters.") % {
+            "max": limits.max_frame_chars
+        }
     if "\x00" in text:
-        return None, "Messages cannot contain a NUL character."
+        return None, gettext("Messages cannot contain a NUL character.")
     if too_deep(text, limits.max_depth):
-        return None, f"Message nested too deeply: at most {limits.max_depth} levels."
+        return None, gettext("Message nested too deeply: at most %(max)s levels.") % {"max": limits.max_depth}
     try:
         content = json.loads(text)
     except (ValueError, RecursionError):
-        return None, UNREADABLE
+        return None, gettext(UNREADABLE)
     if not isinstance(content, dict) or not isinstance(content.get("type"), str):
-        return None, UNREADABLE
+        return None, gettext(UNREADABLE)
     problem = _storable(content)
     return (None, problem) if problem else (content, "")
 
@@ -218,11 +226,17 @@ class ParticipantSocket(AsyncJsonWebsocketConsumer):
             self.closing = True
             await self.close(code=TOO_MANY)
             return
-        content, problem = read_frame(text_data, bytes_data, self.caps)
+        with self.speaking():
+            content, problem = read_frame(text_data, bytes_data, self.caps)
         if problem:
             await self.send_json(error(problem))
             return
         await self.receive_json(content)
+
+    def speaking(self) -> contextlib.AbstractContextManager:
+        """The participant's language active for the block (once `open()` set `languages`)."""
+        languages = getattr(self, "languages", None)
+        return participant_language(*languages) if languages else contextlib.nullcontext()
 
     # What a consumer writes:
 

@@ -4,8 +4,9 @@ Pure Python (no Django, no database): what a simulated participant knows is what
 says. `parse_step()` reads the step form (its fields, options with their labels, each
 question's text, buttons, errors) and the page's visible text; `default_answers()` gives a
 valid answer for every field; `instructed_answer()` reads an instructed-response item
-("please select 'Disagree'") and names the option it asks for. Used by the pilots
-(`pilots.walker`), the tests and bench (through `devtools.formparse`), and the demo walker.
+("please select 'Disagree'", in English or German: "wählen Sie „Stimme nicht zu“") and names
+the option it asks for. Used by the pilots (`pilots.walker`), the tests and bench (through
+`devtools.formparse`), and the demo walker.
 
 The honeypot field of every step form sits outside the form element (it joins the form by
 `form="step-form"`), so this parser, which models what a person fills, never fills it.
@@ -280,10 +281,17 @@ def default_answers(form: StepForm, overrides: dict | None = None) -> dict[str, 
 
 # --- Instructed-response items -------------------------------------------------------------
 
-QUOTED = r"['\"‘’“”]([^'\"‘’“”]{1,80})['\"‘’“”]"
+QUOTES = "'\"‘’“”„‚«»‹›"  # English and German quotation marks and guillemets
+QUOTED = f"[{QUOTES}]([^{QUOTES}]{{1,80}})[{QUOTES}]"
 INSTRUCTION = re.compile(
+    # English: "please select 'Disagree'", "choose the option \"Agree\""
     r"\b(?:select|choose|pick|click|tick|mark|answer|respond(?:\s+with)?|chose)\s+"
-    r"(?:(?:the|an?)\s+)?(?:(?:option|answer|response|button)\s+)?" + QUOTED,
+    r"(?:(?:the|an?)\s+)?(?:(?:option|answer|response|button)\s+)?" + QUOTED + "|"
+    # German: "wählen Sie „Stimme nicht zu“", "bitte klicke auf 'Ja'", "antworten Sie mit »Nein«"
+    r"\b(?:wählen|wähle|wählt|auswählen|klicken|klicke|klickt|markieren|markiere|markiert|kreuzen|kreuze"
+    r"|antworten|antworte|antwortet)(?:\s+(?:sie|du|bitte|hier|bei\s+dieser\s+frage))*\s+"
+    r"(?:(?:mit|auf)\s+)?(?:(?:die|der|den|das)\s+)?(?:(?:option|antwort|antwortmöglichkeit|schaltfläche)\s+)?"
+    + QUOTED,
     re.IGNORECASE,
 )
 
@@ -299,7 +307,7 @@ def instructed_answer(question: str, options: dict[str, str]) -> str | None:
     found = INSTRUCTION.search(question or "")
     if not found:
         return None
-    wanted = _norm(found.group(1))
+    wanted = _norm(found.group(1) or found.group(2))
     for value, label in options.items():
         if _norm(label) == wanted or _norm(value) == wanted:
             return value

@@ -20,6 +20,7 @@ from debates.models import Comparison, PersuasionDialogue
 from debates.persuasion import services as persuasion
 from participants.i18n import participant_language
 from participants.models import Participant, Response
+from pilots.pages import instructed_answers
 from studies.models import Step, Study, StudyTranslation
 from tests.support import persuasion as ps
 from tests.support.cast import Walker
@@ -221,7 +222,7 @@ class TestGermanPages:
             pages.append(page)
             current = Comparison.objects.get(participant__prolific_pid=walker.pid, order=form.hidden["_item"])
             if current.is_check:
-                checks.append((page, current))
+                checks.append((page, current, form))
             assert walker.submit({"confidence": "4"}, form).status_code in (302, 303), form.errors
         assert len(pages) == 5 and len(checks) == 2
         for page in pages:
@@ -232,10 +233,12 @@ class TestGermanPages:
             assert "Sprecher A aus Debatte 1" in page and "Beide waren gleich überzeugend" in page
         labels = {"debate1": "Sprecher A aus Debatte 1", "debate2": "Sprecher A aus Debatte 2"}
         labels["equal"] = "Beide waren gleich überzeugend"
-        for page, check in checks:
+        for page, check, form in checks:
             # The instruction names the option as the German form labels it.
             assert f"(AUFMERKSAMKEITSPRÜFUNG: wählen Sie „{labels[check.check_answer]}“)" in page
             assert "ATTENTION CHECK" not in page and "select '" not in page
+            # A pilot reads the German instruction as a person would.
+            assert check.check_answer in instructed_answers(form).values()
         # Stored as in every language: the choices' values, confidence 1..5, checks passed.
         rows = Comparison.objects.filter(participant__prolific_pid=walker.pid)
         assert {r.choice for r in rows} <= {"debate1", "debate2", "equal"}

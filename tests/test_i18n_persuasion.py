@@ -108,3 +108,79 @@ def test_a_german_participant_is_told_in_german_that_the_partner_left():
     assert snap["outcome"] == (
         "Ihr Gegenüber hat den Dialog verlassen. Vielen Dank: Klicken Sie auf „Weiter“, um fortzufahren."
     )
+
+
+def test_a_german_participants_malformed_frames_are_answered_in_german_by_the_shared_socket_base():
+    """The frame reader (debates.sockets) answers junk before any consumer code runs; it speaks
+    the language the consumer's `open()` set."""
+    study = german_study(side="pro")
+    german, english = seated(study, "de"), seated(study, "en")
+
+    async def errors(token: str) -> list[str]:
+        socket = ASGIWebsocket(application, f"/ws/persuasion/{token}/")
+        assert (await socket.connect())[0]
+        assert (await socket.receive_json())["type"] == "snapshot"
+        replies = []
+        for frame in ("not json", '{"type": "say", "text": "a\\u0000b"}', "[" * 50 + "]" * 50):
+            await socket.send_text(frame)
+            replies.append(await socket.receive_json())
+        await socket.disconnect()
+        assert {r["type"] for r in replies} == {"error"}
+        return [r["message"] for r in replies]
+
+    assert async_to_sync(errors)(german.token) == [
+        "Unlesbare Nachricht.",
+        "Nachrichten dürfen kein NUL-Zeichen enthalten.",
+        "Nachricht zu tief verschachtelt: höchstens 20 Ebenen.",
+    ]
+    assert async_to_sync(errors)(english.token) == [
+        "Unreadable message.",
+        "Messages cannot contain a NUL character.",
+        "Message nested too deeply: at most 20 levels.",
+    ]
+
+
+def test_why_a_sentence_did_not_count_is_stored_in_english_and_shown_in_german():
+    """The protocol's refusal reasons are stored as written (the data stays in one language);
+    the German participant's page reads them in German."""
+    from django.utils import timezone
+
+    from debates.persuasion import protocol
+
+    study = german_study(side="pro")
+    german, english = seated(study, "de"), seated(study, "en")
+    for participant in (german, english):
+        PersuasionTurn.objects.create(
+            dialogue=ps.dialogue_of(participant),
+            seq=1,
+            speaker="pro",
+            author="human",
+            text="I take it all back.",
+            status=PersuasionTurn.Status.DONE,
+            sentences=[
+                {
+                    "text": "I take it all back.",
+                    "kind": "retract",
+                    "target": 1,
+                    "proposition": "x",
+                    "premises": [],
+                    "legal": False,
+                    "reason": protocol.GAME_OVER,
+                    "fallback": False,
+                },
+            ],
+            created_at=timezone.now(),
+        )
+
+    async def reason(token: str) -> str:
+        socket = ASGIWebsocket(application, f"/ws/persuasion/{token}/")
+        assert (await socket.connect())[0]
+        snapshot = await socket.receive_json()
+        await socket.disconnect()
+        (turn,) = [t for t in snapshot["turns"] if t["seq"] == 1]
+        return turn["sentences"][0]["reason"]
+
+    assert async_to_sync(reason)(german.token) == "Die Debatte ist beendet."
+    assert async_to_sync(reason)(english.token) == "The debate is over."
+    stored = PersuasionTurn.objects.filter(dialogue=ps.dialogue_of(german)).get(seq=1).sentences
+    assert stored[0]["reason"] == "The debate is over."

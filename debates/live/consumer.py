@@ -9,29 +9,37 @@ behind page requests (bench/live)."""
 
 from __future__ import annotations
 
+from django.utils.translation import gettext
+
 from debates.live import services as live_services
 from debates.live.realtime import EVENT, Error, JudgeMessage, abroadcast, group_name, stream_buffer
 from debates.live.runner import db
 from debates.live.tasks import dispatch, turns_start
 from debates.models import LiveSession, LiveTurn
-from debates.sockets import ParticipantSocket
+from debates.sockets import UNREADABLE, ParticipantSocket
+from participants.i18n import participant_language
 from participants.services import participant_by_token, participant_current_step
 
 
 @db
-def session_for_token(token: str) -> LiveSession | None:
-    """The live session of this participant's current step, if it is in its chat phase."""
+def session_for_token(token: str) -> tuple[LiveSession, tuple[str, str]] | None:
+    """The live session of this participant's current step, if it is in its chat phase, and
+    the languages to speak ((the participant's, the study's))."""
     participant = participant_by_token(token)
     if participant is None or not participant.is_active:
         return None
     step = participant_current_step(participant)
     if step is None or step.kind != "claim_session":
         return None
-    return (
+    session = (
         LiveSession.objects.select_related("participant")
         .filter(participant=participant, position=step.position, phase=LiveSession.Phase.CHAT)
         .first()
     )
+    if session is None:
+        return None
+    study_language = participant.study.language
+    return session, (participant.language or study_language, study_language)
 
 
 @db
@@ -44,17 +52,21 @@ def kick(session_id: int) -> None:
         dispatch(last.pk)  # a no-op if a live worker holds it
 
 
-def ask_and_start(**kwargs) -> tuple[LiveTurn, dict]:
+def ask_and_start(*, languages: tuple[str, str], **kwargs) -> tuple[LiveTurn, dict]:
     """The judge's message, stored; the AI turn it makes due is started. Returns the message
-    and the session's state after it, read in the same transaction."""
-    turn, due, state = live_services.judge_ask_with_state(**kwargs)
+    and the session's state after it, read in the same transaction (a refusal's message in
+    the participant's language)."""
+    with participant_language(*languages):
+        turn, due, state = live_services.judge_ask_with_state(**kwargs)
     turns_start([due])
     return turn, state
 
 
-def retry_and_start(**kwargs) -> None:
+def retry_and_start(*, languages: tuple[str, str], **kwargs) -> None:
     """A failed turn, given a fresh set of attempts and started again."""
-    turns_start([live_services.turn_retry(**kwargs)])
+    with participant_language(*languages):
+        turn = live_services.turn_retry(**kwargs)
+    turns_start([turn])
 
 
 @db
@@ -71,9 +83,10 @@ def snapshot(session: LiveSession, partial: dict[int, str]) -> dict:
 
 class LiveSessionConsumer(ParticipantSocket):
     async def open(self, token: str) -> bool:
-        session = await session_for_token(token)
-        if session is None:
+        found = await session_for_token(token)
+        if found is None:
             return False
+        session, self.languages = found
         self.session_id = session.pk
         self.participant_id = session.participant_id
         # Join first, then read: a delta broadcast meanwhile is in the buffer or in our inbox.
@@ -101,15 +114,21 @@ class LiveSessionConsumer(ParticipantSocket):
         elif kind == "resync":
             await self.send_snapshot()
         else:
-            await self.send_json(Error(type="error", message="Unknown message."))
+            with self.speaking():
+                await self.send_json(Error(type="error", message=gettext("Unknown message.")))
 
     async def ask(self, text, target) -> None:
         if not isinstance(text, str) or not isinstance(target, str):
-            await self.send_json(Error(type="error", message="Unreadable message."))
+            with self.speaking():
+                await self.send_json(Error(type="error", message=gettext(UNREADABLE)))
             return
         try:
             turn, state = await db(ask_and_start)(
-                session_id=self.session_id, participant_id=self.participant_id, text=text, target=target
+                languages=self.languages,
+                session_id=self.session_id,
+                participant_id=self.participant_id,
+                text=text,
+                target=target,
             )
         except live_services.LiveError as error:
             await self.send_json(Error(type="error", message=str(error)))
@@ -122,7 +141,9 @@ class LiveSessionConsumer(ParticipantSocket):
 
     async def retry(self) -> None:
         try:
-            await db(retry_and_start)(session_id=self.session_id, participant_id=self.participant_id)
+            await db(retry_and_start)(
+                languages=self.languages, session_id=self.session_id, participant_id=self.participant_id
+            )
         except live_services.LiveError as error:
             await self.send_json(Error(type="error", message=str(error)))
 

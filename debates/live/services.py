@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from debates.draws import draw_record, same_sequence, sequence_key
 from debates.models import Claim, DebaterConfig, LiveSession, LiveTurn, StudyClaim
@@ -252,7 +253,7 @@ def live_chat_finish(*, session: LiveSession, now: datetime) -> None:
     has failed for good (the participant must never be stuck)."""
     turns = list(session.turns.all())
     if not chat_complete(session, turns) and not any(t.status == Status.FAILED for t in turns):
-        raise LiveError("The conversation is not over yet.")
+        raise LiveError(gettext("The conversation is not over yet."))
     LiveSession.objects.filter(pk=session.pk).update(
         phase=Phase.FINAL, chat_ended_at=now, last_activity_at=now
     )
@@ -371,14 +372,17 @@ def judge_ask_with_state(
         session = LiveSession.objects.select_for_update().get(pk=session_id, participant_id=participant_id)
         turns = list(session.turns.order_by("seq"))
         if not judge_may_write(session, turns):
-            raise LiveError("Please wait: it is not your turn yet.")
+            raise LiveError(gettext("Please wait: it is not your turn yet."))
         allowed = {"A", "B", "both", "pass"} if session.protocol == Protocol.DEBATE else {"C", "pass"}
         if target not in allowed:
-            raise LiveError("Choose whom to ask.")
+            raise LiveError(gettext("Choose whom to ask."))
         if target != "pass" and not text:
-            raise LiveError("Write a question, or choose to pass.")
+            raise LiveError(gettext("Write a question, or choose to pass."))
         if len(text) > session.max_message_chars:
-            raise LiveError(f"Please keep your message under {session.max_message_chars} characters.")
+            raise LiveError(
+                gettext("Please keep your message under %(max)s characters.")
+                % {"max": session.max_message_chars}
+            )
         now = timezone.now()
         turn = LiveTurn(
             session=session,
@@ -465,7 +469,7 @@ def turn_retry(*, session_id: int, participant_id: int) -> LiveTurn:
         session = LiveSession.objects.select_for_update().get(pk=session_id, participant_id=participant_id)
         turn = session.turns.order_by("-seq").first()
         if turn is None or turn.status != Status.FAILED:
-            raise LiveError("There is nothing to try again.")
+            raise LiveError(gettext("There is nothing to try again."))
         LiveTurn.objects.filter(pk=turn.pk).update(status=Status.PENDING, attempts=0, error="")
     return turn
 

@@ -135,13 +135,14 @@ class PersuasionConsumer(ParticipantSocket):
         elif kind == "resync":
             await self.send_snapshot()
         else:
-            with participant_language(*self.languages):
+            with self.speaking():
                 message = gettext("Unknown message.")
             await self.send_json(error(message))
 
     async def say(self, text) -> None:
         if not isinstance(text, str):
-            await self.send_json(error(UNREADABLE))
+            with self.speaking():
+                await self.send_json(error(gettext(UNREADABLE)))
             return
         try:
             await db(say_and_start)(

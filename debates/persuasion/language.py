@@ -25,6 +25,8 @@ import re
 import sys
 from dataclasses import dataclass, field
 
+from django.utils.translation import gettext_noop
+
 from debates import llm
 from debates.persuasion import prompts
 from debates.persuasion.protocol import Game, IllegalMove, Kind, Move, normalise, other
@@ -33,7 +35,11 @@ CLASSIFY_SEED = 123  # App. C.3: temperature 0, seed 123
 CHECK_TOKENS = 60
 INVALID = "invalid_answer"
 ON_POINT = (Kind.WHY, Kind.CONCEDE, Kind.QUESTION, Kind.RETRACT)  # the target fixes the proposition
-UNREADABLE = "This sentence could not be read as a move."
+NOTHING_OPEN = {  # a concession or retraction with nothing to apply to
+    Kind.CONCEDE: gettext_noop("There is nothing open here for you to concede."),
+    Kind.RETRACT: gettext_noop("There is nothing open here for you to retract."),
+}
+UNREADABLE = gettext_noop("This sentence could not be read as a move.")
 
 
 @dataclass(frozen=True)
@@ -549,11 +555,13 @@ def _on_point(state: Game, speaker: str, draft: _Draft, kind: Kind) -> tuple[Mov
     found = found or options(_open_for(state, speaker, kind))
     if not found:
         if draft.initial and kind == Kind.CONCEDE:
-            return None, "Your opponent's initial claim cannot be conceded here."
+            return None, gettext_noop("Your opponent's initial claim cannot be conceded here.")
         if draft.initial:
-            return None, "You can withdraw your initial claim only when your opponent asks about it."
+            return None, gettext_noop(
+                "You can withdraw your initial claim only when your opponent asks about it."
+            )
         if claim is not None:
-            return None, f"There is nothing open here for you to {kind}."
+            return None, NOTHING_OPEN[kind]
         return Move(speaker, kind, draft.proposition or draft.text, draft.target), ""
     said = f"{draft.proposition} {draft.text}"
     index, point = max(found, key=lambda o: (overlap(o[1], said), o[0]))

@@ -17,7 +17,8 @@ move of the other speaker.
   the opponent wins; after `max_turns` turns without a winner, or once `max_seconds` have passed, it is a
   draw.
 
-Refusal reasons are plain sentences: they are shown to participants.
+Refusal reasons are plain sentences: they are shown to participants, translated where they are
+shown (marked with `gettext_noop`, a no-op of our own here, so the protocol stays pure).
 """
 
 from __future__ import annotations
@@ -26,6 +27,14 @@ import functools
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
+
+
+def gettext_noop(message: str) -> str:
+    """Mark a participant-facing sentence for translation. The protocol stays pure (no Django):
+    Django's makemessages finds the sentence by this name, the reason is stored as written
+    (English), and it is translated where it is shown (`services.snapshot_for`)."""
+    return message
+
 
 SPEAKERS = ("pro", "con")
 SNAPSHOT_VERSION = 1
@@ -69,12 +78,16 @@ REPLIES: dict[Kind, tuple[Kind, ...]] = {
 }
 
 _NOT_A_REPLY = {
-    Kind.CLAIM: "You can reply to a claim only by asking why, making a counter-claim, conceding it or "
-    "questioning it.",
-    Kind.WHY: "You can answer a why only by giving your reasons (since), making a claim or retracting.",
-    Kind.SINCE: "You can reply to an argument only by asking why, conceding or questioning one of its "
-    "reasons.",
-    Kind.QUESTION: "You can answer a question only with a claim or by retracting.",
+    Kind.CLAIM: gettext_noop(
+        "You can reply to a claim only by asking why, making a counter-claim, conceding it or questioning it."
+    ),
+    Kind.WHY: gettext_noop(
+        "You can answer a why only by giving your reasons (since), making a claim or retracting."
+    ),
+    Kind.SINCE: gettext_noop(
+        "You can reply to an argument only by asking why, conceding or questioning one of its reasons."
+    ),
+    Kind.QUESTION: gettext_noop("You can answer a question only with a claim or by retracting."),
 }
 
 # Kinds whose proposition is fixed by the target (the target's point); claim and since are free.
@@ -150,9 +163,9 @@ class TurnResult:
     outcome: Outcome = OPEN
 
 
-GAME_OVER = "The debate is over."
-TIME_UP = "The time for this debate is up."
-NOT_YOUR_TURN = "It is not your turn."
+GAME_OVER = gettext_noop("The debate is over.")
+TIME_UP = gettext_noop("The time for this debate is up.")
+NOT_YOUR_TURN = gettext_noop("It is not your turn.")
 
 
 class Game:
@@ -354,11 +367,11 @@ class Game:
         """Why `point` of moves[index] can no longer be replied to, or None while it is open."""
         target = self.moves[index]
         if self._surrendered(index, point):
-            return "That point has already been conceded or retracted, so that line is closed."
+            return gettext_noop("That point has already been conceded or retracted, so that line is closed.")
         if target.kind in (Kind.CLAIM, Kind.SINCE) and not self.holds(target.speaker, point):
-            return "Your opponent has taken that back, so there is nothing left to reply to."
+            return gettext_noop("Your opponent has taken that back, so there is nothing left to reply to.")
         if target.kind == Kind.WHY and not self.holds(other(target.speaker), point):
-            return "You have already taken that back, so there is nothing left to defend."
+            return gettext_noop("You have already taken that back, so there is nothing left to defend.")
         return None
 
     def _refusal(self, move: Move, *, any_turn: bool = False) -> str | None:
@@ -366,20 +379,22 @@ class Game:
         if self.outcome.over:
             return GAME_OVER
         if move.speaker not in SPEAKERS:
-            return "Only the two sides of the debate can make moves."
+            return gettext_noop("Only the two sides of the debate can make moves.")
         if move.speaker != self.to_move and not any_turn:
             return NOT_YOUR_TURN
         if not normalise(move.proposition):
-            return "A move has to say something."
+            return gettext_noop("A move has to say something.")
         if move.target is None:
-            return "Every move must reply to one of your opponent's moves."
+            return gettext_noop("Every move must reply to one of your opponent's moves.")
         if not self._exists(move.target):
-            return "The move you are replying to does not exist."
+            return gettext_noop("The move you are replying to does not exist.")
         target = self.moves[move.target]
         if target.speaker == move.speaker:
-            return "You can only reply to your opponent's moves, not to your own."
+            return gettext_noop("You can only reply to your opponent's moves, not to your own.")
         if target.kind in (Kind.CONCEDE, Kind.RETRACT):
-            return "Nothing can reply to a concession or a retraction: that line of the debate is closed."
+            return gettext_noop(
+                "Nothing can reply to a concession or a retraction: that line of the debate is closed."
+            )
         if move.kind not in REPLIES[target.kind]:
             return _NOT_A_REPLY[target.kind]
         return (
@@ -392,14 +407,14 @@ class Game:
     def _shape_refusal(self, move: Move, target: Move) -> str | None:
         """Whether the proposition and premises fit the target (Table 1)."""
         if move.kind != Kind.SINCE and move.premises:
-            return "Only an argument (a since move) gives reasons."
+            return gettext_noop("Only an argument (a since move) gives reasons.")
         if move.kind == Kind.SINCE:
             if normalise(move.proposition) != normalise(target.proposition):
-                return "Your reasons must support the point that was challenged."
+                return gettext_noop("Your reasons must support the point that was challenged.")
             if not move.premises or not all(normalise(p) for p in move.premises):
-                return "An argument needs at least one reason."
+                return gettext_noop("An argument needs at least one reason.")
             if any(normalise(p) == normalise(move.proposition) for p in move.premises):
-                return "A reason cannot be the very claim it supports."
+                return gettext_noop("A reason cannot be the very claim it supports.")
             return None
         if move.kind in _ON_POINT:
             keys = {normalise(p) for p in self._points(move.target)}
@@ -416,14 +431,14 @@ class Game:
 
     def _commitment_refusal(self, move: Move) -> str | None:
         if move.kind == Kind.CONCEDE and not self.holds(other(move.speaker), move.proposition):
-            return "You can only concede something your opponent has said and still holds."
+            return gettext_noop("You can only concede something your opponent has said and still holds.")
         if move.kind == Kind.RETRACT and not self.holds(move.speaker, move.proposition):
-            return "You can only retract something you have said and still hold."
+            return gettext_noop("You can only retract something you have said and still hold.")
         return None
 
     def _repeat_refusal(self, move: Move) -> str | None:
         if _reply_key(move) in self._reply_keys():
-            return "You have already made that reply."
+            return gettext_noop("You have already made that reply.")
         return None
 
     def _reply_keys(self) -> set[tuple]:
@@ -486,12 +501,26 @@ def _reply_key(move: Move) -> tuple:
 
 
 _OFF_POINT = {
-    (Kind.CLAIM, Kind.WHY): "You can only ask why about what your opponent claimed in that move.",
-    (Kind.CLAIM, Kind.CONCEDE): "You can only concede what your opponent claimed in that move.",
-    (Kind.CLAIM, Kind.QUESTION): "You can only question what your opponent claimed in that move.",
-    (Kind.SINCE, Kind.WHY): "You can only ask why about one of the reasons your opponent gave in that move.",
-    (Kind.SINCE, Kind.CONCEDE): "You can only concede one of the reasons your opponent gave in that move.",
-    (Kind.SINCE, Kind.QUESTION): "You can only question one of the reasons your opponent gave in that move.",
-    (Kind.WHY, Kind.RETRACT): "You can only retract the point your opponent asked you to defend.",
-    (Kind.QUESTION, Kind.RETRACT): "You can only retract the point your opponent asked you about.",
+    (Kind.CLAIM, Kind.WHY): gettext_noop(
+        "You can only ask why about what your opponent claimed in that move."
+    ),
+    (Kind.CLAIM, Kind.CONCEDE): gettext_noop("You can only concede what your opponent claimed in that move."),
+    (Kind.CLAIM, Kind.QUESTION): gettext_noop(
+        "You can only question what your opponent claimed in that move."
+    ),
+    (Kind.SINCE, Kind.WHY): gettext_noop(
+        "You can only ask why about one of the reasons your opponent gave in that move."
+    ),
+    (Kind.SINCE, Kind.CONCEDE): gettext_noop(
+        "You can only concede one of the reasons your opponent gave in that move."
+    ),
+    (Kind.SINCE, Kind.QUESTION): gettext_noop(
+        "You can only question one of the reasons your opponent gave in that move."
+    ),
+    (Kind.WHY, Kind.RETRACT): gettext_noop(
+        "You can only retract the point your opponent asked you to defend."
+    ),
+    (Kind.QUESTION, Kind.RETRACT): gettext_noop(
+        "You can only retract the point your opponent asked you about."
+    ),
 }

@@ -684,11 +684,17 @@ def snapshot_for(
                 "text": t.text
                 if t.status in (TurnStatus.DONE, TurnStatus.READING)
                 else partial.get(t.pk, ""),
-                "sentences": t.sentences,
+                "sentences": shown_sentences(t.sentences),
             }
             for t in turns
         ],
     }
+
+
+def shown_sentences(sentences: list[dict] | None) -> list[dict]:
+    """A turn's sentences as the participant reads them: why a sentence did not count is stored
+    as the protocol wrote it (English, like the rest of the data) and translated here."""
+    return [{**s, "reason": gettext(s["reason"])} if s.get("reason") else s for s in sentences or []]
 
 
 def turns_of(dialogue: PersuasionDialogue) -> list[PersuasionTurn]:

@@ -33,6 +33,23 @@ def test_an_instructed_response_item_is_read_from_its_text(text, expected):
     assert instructed_answer(text, options) == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("(AUFMERKSAMKEITSPRÜFUNG: wählen Sie „Stimme nicht zu“)", "d"),  # as Rostrum writes it
+        ("Bitte klicken Sie auf 'Stimme zu'.", "a"),
+        ("Antworten Sie bei dieser Frage mit »Stimme überhaupt nicht zu«.", "sd"),
+        ("Kreuzen Sie „Stimme zu“ an.", "a"),
+        ("Wähle bitte die Antwort ‚Stimme nicht zu‘.", "d"),
+        ("Ich war diese Woche in jedem Land der Welt.", None),
+        ("Bitte wählen Sie „Vielleicht“.", None),
+    ],
+)
+def test_a_german_instructed_response_item_is_read_too(text, expected):
+    options = {"sd": "Stimme überhaupt nicht zu", "d": "Stimme nicht zu", "a": "Stimme zu"}
+    assert instructed_answer(text, options) == expected
+
+
 @pytest.mark.django_db
 def test_a_real_check_page_is_read_as_a_person_sees_it(questionnaire_study):
     walker = Walker(questionnaire_study)

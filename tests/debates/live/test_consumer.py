@@ -154,3 +154,36 @@ def test_a_reconnection_gets_the_conversation_so_far(claim_study):
         await second.disconnect()
 
     async_to_sync(body)()
+
+
+def test_a_german_judge_is_answered_in_german(claim_study):
+    """The socket speaks the language the participant entered in (errors of the shared frame
+    reader and of the services alike); English participants above are unchanged."""
+    from participants.models import Participant
+    from studies.models import StudyTranslation
+
+    StudyTranslation.objects.create(study=claim_study, language="de")
+    w, session = chat_phase(claim_study)
+    w.submit({"answer": "true", "confidence": "30"})
+    Participant.objects.filter(pk=session.participant_id).update(language="de")
+    LiveTurn.objects.filter(session=session).update(status="streaming")
+    token = session.participant.token
+
+    async def body():
+        communicator = connect(token)
+        await communicator.connect()
+        await communicator.receive_json(timeout=5)  # snapshot
+        replies = []
+        for message in ({"type": "ask", "target": "A", "text": "Hallo?"}, {"type": "nonsense"}):
+            await communicator.send_json(message)
+            replies.append((await communicator.receive_json(timeout=5))["message"])
+        await communicator.send_text("not json")
+        replies.append((await communicator.receive_json(timeout=5))["message"])
+        await communicator.disconnect()
+        return replies
+
+    assert async_to_sync(body)() == [
+        "Bitte warten Sie: Sie sind noch nicht an der Reihe.",
+        "Unbekannte Nachricht.",
+        "Unlesbare Nachricht.",
+    ]

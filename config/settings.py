@@ -184,6 +184,8 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "config.urls"
+# Django's form renderer, with plain inputs and textareas written out in Python (issue #12).
+FORM_RENDERER = "common.widgets_html.FastWidgetRenderer"
 ASGI_APPLICATION = "config.asgi.application"
 WSGI_APPLICATION = None
 

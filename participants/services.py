@@ -21,6 +21,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from common.statements import Statement
 from participants import flags, limits
 from participants.models import Exclusion, Participant, Response, StepVisit
 from participants.places import lease_minutes, may_take_place, place_held, places_kept
@@ -292,13 +293,47 @@ def step_shown(*, participant: Participant, now: datetime | None = None) -> None
     accepted submission, one write; refreshes write nothing. Also make sure the current step
     has a start time: entering and advancing set it, so only older rows lack one."""
     now = now or timezone.now()
-    rows = Participant.objects.filter(pk=participant.pk, position=participant.position)
+    where = (participant.pk, participant.position)
     if participant.served_at is None:
-        rows.filter(served_at__isnull=True).update(served_at=now)
+        _SERVED.update([now], where)
         participant.served_at = now
     if participant.shown_at is None:
-        rows.filter(shown_at__isnull=True).update(shown_at=now, last_seen_at=now)
+        _SHOWN.update([now, now], where)
         participant.shown_at = now
+
+
+# The writes of every page served and answered, as fixed statements (common.statements).
+_SERVED = Statement(Participant, sets=["served_at"], where=["pk", "position"], where_null=["served_at"])
+_SHOWN = Statement(
+    Participant, sets=["shown_at", "last_seen_at"], where=["pk", "position"], where_null=["shown_at"]
+)
+_CLAIM = Statement(
+    Participant,
+    sets=["position", "shown_at", "last_seen_at"],
+    literal_nulls=["served_at"],
+    where=["pk", "position", "status"],
+)
+_VISIT = Statement(
+    StepVisit,
+    insert=[
+        "participant",
+        "position",
+        "step_kind",
+        "shown_at",
+        "submitted_at",
+        "server_ms",
+        "client_active_ms",
+        "client_hidden_ms",
+        "client_blurs",
+    ],
+)
+_RESPONSES = Statement(
+    Response,
+    insert=[
+        *("participant", "position", "step_kind", "key", "value"),
+        *("value_num", "is_check", "passed", "created_at"),
+    ],
+)
 
 
 # --- Places: taking one, and the idle lease ----------------------------------------------
@@ -402,7 +437,7 @@ def step_submit(
         if kind.multi_page:
             if not current.select_for_update().exists():
                 raise StaleSubmission()
-        elif not current.update(position=step.position + 1, shown_at=now, last_seen_at=now, served_at=None):
+        elif not _CLAIM.update([step.position + 1, now, now], [participant.pk, step.position, Status.ACTIVE]):
             raise StaleSubmission()
         if participant.place_idle:
             _place_worked(participant, now)
@@ -443,16 +478,20 @@ def step_unavailable(*, participant: Participant, error: StepUnavailable) -> Non
 def _visit_record(participant: Participant, step: Step, timing: ClientTiming, now: datetime) -> None:
     shown = participant.shown_at
     server_ms = int((now - shown).total_seconds() * 1000) if shown else None
-    StepVisit.objects.create(
-        participant=participant,
-        position=step.position,
-        step_kind=step.kind,
-        shown_at=shown,
-        submitted_at=now,
-        server_ms=server_ms,
-        client_active_ms=timing.active_ms,
-        client_hidden_ms=timing.hidden_ms,
-        client_blurs=timing.blurs,
+    _VISIT.insert_rows(
+        [
+            (
+                participant.pk,
+                step.position,
+                step.kind,
+                shown,
+                now,
+                server_ms,
+                timing.active_ms,
+                timing.hidden_ms,
+                timing.blurs,
+            )
+        ]
     )
 
 
@@ -491,25 +530,15 @@ class Answer:
 RECORDED = "recorded_answers"  # ctx.extra: the (key, value) pairs stored by this submission
 
 
-def responses_record(*, ctx: StepContext, answers: Iterable[Answer]) -> list[Response]:
-    rows = [
-        Response(
-            participant=ctx.participant,
-            position=ctx.step.position,
-            step_kind=ctx.step.kind,
-            key=a.key,
-            value=a.value,
-            value_num=a.value_num,
-            is_check=a.is_check,
-            passed=a.passed,
-            created_at=ctx.now,
-        )
-        for a in answers
-    ]
-    created = Response.objects.bulk_create(rows)
+def responses_record(*, ctx: StepContext, answers: Iterable[Answer]) -> None:
+    """Store the page's answers (one INSERT)."""
+    answers = list(answers)
+    position, kind, pk, now = ctx.step.position, ctx.step.kind, ctx.participant.pk, ctx.now
+    _RESPONSES.insert_rows(
+        [(pk, position, kind, a.key, a.value, a.value_num, a.is_check, a.passed, now) for a in answers]
+    )
     # What this submission stored, for its flags (`flags_record` matches free text to keys).
-    ctx.extra.setdefault(RECORDED, []).extend((row.key, row.value) for row in created)
-    return created
+    ctx.extra.setdefault(RECORDED, []).extend((a.key, a.value) for a in answers)
 
 
 def attention_failures_add(*, ctx: StepContext, failures: int, detail: str) -> StepOutcome | None:

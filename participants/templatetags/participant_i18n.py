@@ -50,7 +50,9 @@ def _live_strings() -> dict[str, str]:
         "round": gettext("Round %(round)s"),
         "no_reply": gettext("(no reply)"),
         "lost": gettext("Connection lost — reconnecting…"),
-        "ai_failed": gettext("The AI could not reply just now."),
+        "ai_failed": gettext(
+            "The AI could not reply just now. You can try again, or go on to your final answer."
+        ),
         "writing": gettext("%(name)s is writing…"),
         "over": gettext("The conversation is over. Continue to your final answer."),
         "sending": gettext("Sending…"),

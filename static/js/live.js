@@ -43,7 +43,6 @@
   var connected = false;
   var waiting = false; // our question is on its way
   var reconnects = 0;
-  var failedMessage = "";
   var errorMessage = ""; // the server refused our last message: shown until the next event
   var wasJudgeTurn = false;
   var follow = true; // keep the message being written in view (false once the reader scrolls up)
@@ -154,7 +153,8 @@
     var text;
     if (errorMessage) text = errorMessage;
     else if (!connected) text = say("lost", "Connection lost — reconnecting…");
-    else if (failed()) text = failedMessage || say("ai_failed", "The AI could not reply just now.");
+    // The group's turn.failed message is not in the participant's language: say it here.
+    else if (failed()) text = say("ai_failed", "The AI could not reply just now. You can try again, or go on to your final answer.");
     else if (busy) text = say("writing", "%(name)s is writing…", { name: names[busy.speaker] });
     else if (state.done) text = say("over", "The conversation is over. Continue to your final answer.");
     else if (waiting) text = say("sending", "Sending…");
@@ -252,7 +252,6 @@
         upsert({ seq: m.seq, text: "", status: "streaming" });
         break;
       case "turn.failed":
-        failedMessage = m.message;
         upsert({ seq: m.seq, text: "", status: "failed" });
         break;
       case "judge.message":
@@ -287,7 +286,6 @@
   });
   passButton.addEventListener("click", function () { send("pass", ""); });
   retryButton.addEventListener("click", function () {
-    failedMessage = "";
     if (socket && connected) socket.send(JSON.stringify({ type: "retry" }));
   });
 

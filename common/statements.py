@@ -1,0 +1,107 @@
+"""Fixed SQL statements for the few writes every participant request makes.
+
+Measured on the arrivals benchmark (issue #12, py-spy on a server worker): for the small
+UPDATEs and INSERTs of serving and answering a page, building the statement through the
+ORM (cloning querysets, compiling, preparing each value) cost about four times running it.
+A `Statement` is written once, with its table and column names taken from the models (so a
+renamed field or table is followed, and a field that does not exist fails at once), and
+run through Django's cursor: the same connection, transaction and placeholders as the ORM,
+on PostgreSQL and SQLite alike. Its values are passed through the fields' own
+`get_db_prep_save`, as the ORM does.
+
+Only for writes whose shape never changes and whose rows no signal or `save()` override
+needs to see; everything else goes through the ORM.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cached_property
+
+from django.db import connections, router
+from django.db.models import Model
+
+
+class Statement:
+    """`UPDATE table SET set… WHERE where…` or `INSERT INTO table (columns…) VALUES …`.
+
+    `sets` and `columns` name fields whose values are passed at run time (`None` for NULL);
+    `where` names fields compared with `=` to values passed at run time, and `where_null`
+    fields that must be NULL; `literal_nulls` are fields set to NULL by the statement itself.
+    """
+
+    def __init__(
+        self,
+        model: type[Model],
+        *,
+        sets: Sequence[str] = (),
+        literal_nulls: Sequence[str] = (),
+        where: Sequence[str] = (),
+        where_null: Sequence[str] = (),
+        insert: Sequence[str] = (),
+    ) -> None:
+        if bool(insert) == bool(sets or literal_nulls):
+            raise ValueError("a statement either inserts columns or sets fields")
+        self.model = model
+        self.sets, self.literal_nulls = tuple(sets), tuple(literal_nulls)
+        self.where, self.where_null, self.insert = tuple(where), tuple(where_null), tuple(insert)
+
+    @cached_property
+    def _fields(self) -> dict:
+        meta = self.model._meta
+        names = {*self.sets, *self.literal_nulls, *self.where, *self.where_null, *self.insert}
+        return {name: meta.pk if name == "pk" else meta.get_field(name) for name in names}
+
+    def _column(self, connection, name: str) -> str:
+        return connection.ops.quote_name(self._fields[name].column)
+
+    def _sql(self, connection, rows: int = 1) -> str:
+        table = connection.ops.quote_name(self.model._meta.db_table)
+        column = lambda name: self._column(connection, name)  # noqa: E731
+        if self.insert:
+            one = "(" + ", ".join(["%s"] * len(self.insert)) + ")"
+            names = ", ".join(column(name) for name in self.insert)
+            # Names come from the models' meta, quoted; every value is a parameter.
+            return f"INSERT INTO {table} ({names}) VALUES " + ", ".join([one] * rows)  # noqa: S608
+        sets = [f"{column(name)} = %s" for name in self.sets]
+        sets += [f"{column(name)} = NULL" for name in self.literal_nulls]
+        conditions = [f"{column(name)} = %s" for name in self.where]
+        conditions += [f"{column(name)} IS NULL" for name in self.where_null]
+        where = " AND ".join(conditions) or "1 = 1"
+        return f"UPDATE {table} SET {', '.join(sets)} WHERE {where}"  # noqa: S608 - as above
+
+    def _prepared(self, connection, names: Sequence[str], values: Sequence) -> list:
+        if len(values) != len(names):
+            raise ValueError(f"expected {len(names)} values, got {len(values)}")
+        fields = self._fields
+        return [
+            None if value is None else fields[name].get_db_prep_save(value, connection)
+            for name, value in zip(names, values, strict=True)
+        ]
+
+    def update(self, sets: Sequence = (), where: Sequence = ()) -> int:
+        """Run the UPDATE; the number of rows it changed."""
+        connection = connections[router.db_for_write(self.model)]
+        params = self._prepared(connection, self.sets, sets) + self._prepared(connection, self.where, where)
+        with connection.cursor() as cursor:
+            cursor.execute(self._sql_for(connection, 1), params)
+            return cursor.rowcount
+
+    def insert_rows(self, rows: Sequence[Sequence]) -> None:
+        """Run the INSERT for these rows (one statement); nothing for no rows."""
+        if not rows:
+            return
+        connection = connections[router.db_for_write(self.model)]
+        params = []
+        for row in rows:
+            params += self._prepared(connection, self.insert, row)
+        with connection.cursor() as cursor:
+            cursor.execute(self._sql_for(connection, len(rows)), params)
+
+    def _sql_for(self, connection, rows: int) -> str:
+        cache = self.__dict__.setdefault("_cache", {})
+        key = (connection.vendor, rows)
+        sql = cache.get(key)
+        if sql is None:
+            sql = cache[key] = self._sql(connection, rows)
+        return sql

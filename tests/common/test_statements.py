@@ -1,0 +1,80 @@
+"""common.statements: fixed UPDATE/INSERT statements for the hot writes, on the database the
+tests run on (SQLite here, PostgreSQL in the backend phase). What they write must read back
+through the ORM exactly as the ORM would have written it."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from common.statements import Statement
+from participants.models import Participant, Response
+from tests.support.cast import Walker
+from tests.support.studies import QUESTIONNAIRE_STEPS, build_study
+
+pytestmark = pytest.mark.django_db
+
+SERVED = Statement(Participant, sets=["served_at"], where=["pk", "position"], where_null=["served_at"])
+ANSWERS = Statement(
+    Response,
+    insert=[
+        "participant",
+        "position",
+        "step_kind",
+        "key",
+        "value",
+        "value_num",
+        "is_check",
+        "passed",
+        "created_at",
+    ],
+)
+
+
+@pytest.fixture
+def participant():
+    walker = Walker(build_study(QUESTIONNAIRE_STEPS))
+    walker.enter()
+    person = Participant.objects.get(prolific_pid=walker.pid)
+    Participant.objects.filter(pk=person.pk).update(served_at=None)
+    return Participant.objects.get(pk=person.pk)
+
+
+def test_an_update_changes_only_the_rows_its_conditions_name_and_says_how_many(participant):
+    when = timezone.now() - timedelta(minutes=3)
+    assert SERVED.update([when], [participant.pk, participant.position + 1]) == 0  # another position
+    assert SERVED.update([when], [participant.pk, participant.position]) == 1
+    assert (
+        Participant.objects.get(pk=participant.pk).served_at == when
+    )  # an aware datetime, to the microsecond
+    assert SERVED.update([timezone.now()], [participant.pk, participant.position]) == 0  # no longer NULL
+    assert Participant.objects.get(pk=participant.pk).served_at == when
+
+
+def test_an_insert_writes_every_row_in_one_statement(participant):
+    now = timezone.now()
+    rows = [
+        (participant.pk, 9, "questionnaire", "a", "x'); DROP TABLE x; --", None, False, None, now),
+        (participant.pk, 9, "questionnaire", "b", "7", 7.0, True, True, now),
+        (participant.pk, 9, "questionnaire", "c", "ünïcödé", 0.5, True, False, now),
+    ]
+    with CaptureQueriesContext(connection) as queries:
+        ANSWERS.insert_rows(rows)
+    assert len(queries) == 1
+    stored = {r.key: r for r in Response.objects.filter(participant=participant, position=9)}
+    assert stored["a"].value == "x'); DROP TABLE x; --" and stored["a"].value_num is None
+    assert (stored["b"].value_num, stored["b"].is_check, stored["b"].passed) == (7.0, True, True)
+    assert (stored["c"].value, stored["c"].passed) == ("ünïcödé", False)
+    assert {r.created_at for r in stored.values()} == {now}
+    ANSWERS.insert_rows([])  # nothing to write: no statement
+
+
+def test_a_statement_refuses_what_it_was_not_made_for():
+    with pytest.raises(ValueError, match="either inserts"):
+        Statement(Participant, sets=["served_at"], insert=["position"])
+    with pytest.raises(ValueError, match="expected 1 values"):
+        SERVED.update([timezone.now(), 1], [1, 1])

@@ -8,7 +8,7 @@ import json
 
 from django import template
 from django.utils.html import format_html
-from django.utils.translation import gettext, pgettext
+from django.utils.translation import get_language, gettext, pgettext
 
 from studies.texts import step_title, study_text, texts_language
 
@@ -106,7 +106,14 @@ UI_STRINGS = {"step": _step_strings, "live": _live_strings, "persuasion": _persu
 def ui_strings(name: str) -> str:
     """`<div hidden id="ui-NAME" data-strings="{…}">`: the strings a page script shows, in the
     active language, as JSON in an attribute (participant pages allow no inline script, not
-    even a data block); the script falls back to English without it."""
-    return format_html(
-        '<div hidden id="ui-{}" data-strings="{}"></div>', name, json.dumps(UI_STRINGS[name]())
-    )
+    even a data block); the script falls back to English without it. Made once per process,
+    group and language (the catalogs do not change while the server runs)."""
+    key = (name, get_language())
+    html = _ui_html.get(key)
+    if html is None:
+        strings = json.dumps(UI_STRINGS[name]())
+        html = _ui_html[key] = format_html('<div hidden id="ui-{}" data-strings="{}"></div>', name, strings)
+    return html
+
+
+_ui_html: dict[tuple[str, str | None], str] = {}

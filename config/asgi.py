@@ -1,6 +1,7 @@
 """ASGI entry point: HTTP through Django, websockets through Channels."""
 
 import asyncio
+import gc
 import os
 
 import django
@@ -103,6 +104,14 @@ class RegisterLoop:
 
 
 django_asgi_app = SharedThreadASGIHandler()
+
+# The garbage collector (issue #12, bench/arrivals): a page allocates tens of thousands of
+# short-lived objects, so the default threshold (700) ran a collection every few hundred
+# microseconds of work, each walking the young objects. The objects made at start-up
+# (modules, settings, URL patterns, compiled templates) are frozen out of every collection.
+gc.collect()
+gc.freeze()
+gc.set_threshold(20_000, 20, 20)
 
 application = RegisterLoop(
     ProtocolTypeRouter(

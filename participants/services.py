@@ -142,7 +142,7 @@ def participant_enter(
     marks the study as entered by a real participant (so it stays editable).
     """
     now = timezone.now()
-    existing = Participant.objects.filter(study=study, prolific_pid=prolific_pid).first()
+    existing = _participant_where(study_id=study.pk, prolific_pid=prolific_pid)
     if existing is not None:  # those already in may come back even to a paused study
         if existing.is_pilot != is_pilot:  # a pilot link never resumes a real participant
             raise EntryError(INVALID_LINK)
@@ -218,27 +218,38 @@ def participant_by_token(token: str) -> Participant | None:
     return participant
 
 
-_token_lookups: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_lookups: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _participant_with_token(token: str) -> Participant | None:
-    """`Participant.objects.filter(token=token).order_by()`, its SQL compiled once per database
-    connection: every participant request starts with this lookup, and compiling the query of
-    a 24-column row cost the server three times the CPU of running it (bench/arrivals)."""
+    return _participant_where(token=token)
+
+
+def _participant_where(**lookup) -> Participant | None:
+    """`Participant.objects.filter(**lookup).order_by()` for a lookup that finds at most one
+    row, its SQL compiled once per database connection and set of names: every participant
+    request starts with the token lookup, every arrival with (study, PROLIFIC_PID), and
+    compiling the query of a 24-column row cost the server three times the CPU of running it
+    (bench/arrivals). Values are passed as they are (plain ids and strings)."""
     alias = router.db_for_read(Participant)
     connection = connections[alias]
-    compiled = _token_lookups.get(connection)
+    names_key = tuple(sorted(lookup))
+    values = [lookup[name] for name in names_key]
+    compiled = _lookups.setdefault(connection, {}).get(names_key)
     if compiled is None:
-        compiler = Participant.objects.filter(token=token).order_by().query.get_compiler(alias)
-        sql, _ = compiler.as_sql()
+        compiler = Participant.objects.filter(**lookup).order_by().query.get_compiler(alias)
+        sql, params = compiler.as_sql()
+        if list(params) != values:  # not a plain lookup: let the ORM run it each time
+            return Participant.objects.filter(**lookup).order_by().first()
         columns = [expression for expression, _, _ in compiler.select]
         names = [column.target.attname for column in columns]
-        compiled = _token_lookups[connection] = (sql, names, compiler, compiler.get_converters(columns))
+        compiled = (sql, names, compiler, compiler.get_converters(columns))
+        _lookups[connection][names_key] = compiled
     sql, names, compiler, converters = compiled
     with connection.cursor() as cursor:
-        cursor.execute(sql, [token])
+        cursor.execute(sql, values)
         rows = cursor.fetchall()
-    if len(rows) != 1:  # the token is unique: none, or the one
+    if len(rows) != 1:  # none, or the one
         return None
     if converters:
         rows = list(compiler.apply_converters(rows, converters))

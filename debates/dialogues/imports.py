@@ -302,13 +302,16 @@ def _check_turns(check: Checker, obj: PosDict, path: str) -> list[dict] | None:
 
 
 def _check_locked_dialogues(check: Checker, dialogues: list[dict]) -> None:
-    """A dialogue that participants have read must keep its text and design."""
+    """A dialogue that participants have read, or that a study with real participants offers,
+    must keep its text and design. The same rule as the admin's (`dialogue_studies`): other
+    dialogues of a case in use stay free to change, so a new version can sit beside the
+    original (the case itself is checked by `_check_locked_cases`)."""
     slugs = [d["slug"] for d in dialogues]
     assigned = set(
         DialogueAssignment.objects.filter(dialogue__slug__in=slugs).values_list("dialogue__slug", flat=True)
     )
-    offered = Dialogue.objects.filter(slug__in=slugs, case__in=Case.objects.filter(_in_use()))
-    assigned |= set(offered.values_list("slug", flat=True))
+    offered = StudyDialogue.objects.filter(study__locked_at__isnull=False, dialogue__slug__in=slugs)
+    assigned |= set(offered.values_list("dialogue__slug", flat=True))
     existing = {
         d.slug: d
         for d in Dialogue.objects.filter(slug__in=assigned).select_related("case").prefetch_related("turns")

@@ -206,3 +206,23 @@ class TestImport:
         conditions = set(Dialogue.objects.values_list("condition", "active_side"))
         assert ("baseline", "none") in conditions
         assert {side for _, side in conditions} >= {"culprit", "rival"}
+
+
+def test_a_new_dialogue_beside_the_ones_a_running_study_offers_stays_editable(mystery_study):
+    """The importer freezes dialogue by dialogue, as the admin does: a study in use freezes the
+    dialogues it offers (and its cases), not every dialogue of those cases."""
+    from debates.demo.mystery import CASES_FILE
+
+    Walker(mystery_study).enter()  # a real participant: the study is locked
+    data = json.loads(CASES_FILE.read_text())
+    offered = data["dialogues"][0]
+    extra = {**offered, "slug": f"{offered['slug']}-v2", "turns": [dict(t) for t in offered["turns"]]}
+    data["dialogues"].append(extra)
+    cases_import(text=json.dumps(data))
+    extra["turns"][0]["text"] += " Edited."
+    cases_import(text=json.dumps(data))  # before: refused, as every dialogue of the case was frozen
+    assert Dialogue.objects.get(slug=extra["slug"]).turns.first().text.endswith(" Edited.")
+    offered["turns"][0]["text"] += " Edited."
+    assert any(
+        f"slug {offered['slug']!r}" in p and "cannot change" in p for p in problems_of(json.dumps(data))
+    )

@@ -370,7 +370,7 @@ def start_profilers(args, counters: Counters, label: str) -> list[subprocess.Pop
     procs = []
     for name, pid in targets:
         out = RESULTS / f"profile-{args.mode}-n{args.streams}-{name}.txt"
-        cmd = [spy, "record", "-p", str(pid), "-d", str(args.profile), "-r", "50", "--nonblocking", "--gil"]
+        cmd = [spy, "record", "-p", str(pid), "-d", str(args.profile), "-r", "200", "--nonblocking", "--gil"]
         cmd += ["-f", "raw", "-o", str(out)]
         procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     time.sleep(1)  # py-spy attaches

@@ -8,19 +8,19 @@ from __future__ import annotations
 
 import re
 import secrets
-import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.core import signing
-from django.db import IntegrityError, connections, router, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from common.compiled import CompiledQuery
 from common.statements import Statement
 from participants import flags, limits
 from participants.models import Exclusion, Participant, Response, StepVisit
@@ -218,42 +218,23 @@ def participant_by_token(token: str) -> Participant | None:
     return participant
 
 
-_lookups: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def _participant_with_token(token: str) -> Participant | None:
-    return _participant_where(token=token)
+    return _BY_TOKEN.one(token=token)
 
 
-def _participant_where(**lookup) -> Participant | None:
-    """`Participant.objects.filter(**lookup).order_by()` for a lookup that finds at most one
-    row, its SQL compiled once per database connection and set of names: every participant
-    request starts with the token lookup, every arrival with (study, PROLIFIC_PID), and
-    compiling the query of a 24-column row cost the server three times the CPU of running it
-    (bench/arrivals). Values are passed as they are (plain ids and strings)."""
-    alias = router.db_for_read(Participant)
-    connection = connections[alias]
-    names_key = tuple(sorted(lookup))
-    values = [lookup[name] for name in names_key]
-    compiled = _lookups.setdefault(connection, {}).get(names_key)
-    if compiled is None:
-        compiler = Participant.objects.filter(**lookup).order_by().query.get_compiler(alias)
-        sql, params = compiler.as_sql()
-        if list(params) != values:  # not a plain lookup: let the ORM run it each time
-            return Participant.objects.filter(**lookup).order_by().first()
-        columns = [expression for expression, _, _ in compiler.select]
-        names = [column.target.attname for column in columns]
-        compiled = (sql, names, compiler, compiler.get_converters(columns))
-        _lookups[connection][names_key] = compiled
-    sql, names, compiler, converters = compiled
-    with connection.cursor() as cursor:
-        cursor.execute(sql, values)
-        rows = cursor.fetchall()
-    if len(rows) != 1:  # none, or the one
-        return None
-    if converters:
-        rows = list(compiler.apply_converters(rows, converters))
-    return Participant.from_db(alias, names, tuple(rows[0]))
+def _participant_where(*, study_id: int, prolific_pid: str) -> Participant | None:
+    return _BY_PID.one(study_id=study_id, prolific_pid=prolific_pid)
+
+
+# Every participant request starts with the token lookup, every arrival with (study,
+# PROLIFIC_PID): compiled once per connection (common.compiled; compiling the query of a
+# 24-column row cost the server three times running it, bench/arrivals).
+_BY_TOKEN = CompiledQuery(lambda *, token: Participant.objects.filter(token=token).order_by())
+_BY_PID = CompiledQuery(
+    lambda *, study_id, prolific_pid: Participant.objects.filter(
+        study_id=study_id, prolific_pid=prolific_pid
+    ).order_by()
+)
 
 
 # --- The current step --------------------------------------------------------------------

@@ -16,6 +16,7 @@ from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from common.compiled import CompiledQuery
 from debates.draws import draw_record, same_sequence, sequence_key
 from debates.models import Claim, DebaterConfig, LiveSession, LiveTurn, StudyClaim
 from debates.versions import next_version
@@ -369,8 +370,10 @@ def judge_ask_with_state(
     was asked)."""
     text = (text or "").strip()
     with transaction.atomic():
-        session = LiveSession.objects.select_for_update().get(pk=session_id, participant_id=participant_id)
-        turns = list(session.turns.order_by("seq"))
+        session = _SESSION_LOCKED.one(pk=session_id, participant_id=participant_id)
+        if session is None:
+            raise LiveSession.DoesNotExist(f"no live session {session_id} of participant {participant_id}")
+        turns = _TURNS.rows(session_id=session.pk)
         if not judge_may_write(session, turns):
             raise LiveError(gettext("Please wait: it is not your turn yet."))
         allowed = {"A", "B", "both", "pass"} if session.protocol == Protocol.DEBATE else {"C", "pass"}
@@ -427,9 +430,23 @@ def turn_claim(*, turn_id: int, now: datetime | None = None) -> LiveTurn | None:
     )
     if not taken:
         return None
-    return LiveTurn.objects.select_related(
+    return _TURN_TO_WRITE.one(pk=turn_id)
+
+
+# The reads of every question and every claimed turn, compiled once per connection
+# (common.compiled): with 100 judges asking at once, compiling them was most of the
+# question's and the claim's CPU (bench/live).
+_SESSION_LOCKED = CompiledQuery(
+    lambda *, pk, participant_id: LiveSession.objects.select_for_update().filter(
+        pk=pk, participant_id=participant_id
+    )
+)
+_TURNS = CompiledQuery(lambda *, session_id: LiveTurn.objects.filter(session_id=session_id).order_by("seq"))
+_TURN_TO_WRITE = CompiledQuery(
+    lambda *, pk: LiveTurn.objects.select_related(
         "session__claim", "session__debater_a", "session__debater_b", "session__participant"
-    ).get(pk=turn_id)
+    ).filter(pk=pk)
+)
 
 
 def turn_heartbeat(*, turn_id: int) -> None:

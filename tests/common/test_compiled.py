@@ -1,0 +1,92 @@
+"""common.compiled: querysets of a fixed shape compiled once per connection. Every compiled
+query of ours must take the compiled path on the database the tests run on (SQLite here,
+PostgreSQL in the backend phase), and give what the ORM gives, related objects included."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection, connections, transaction
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from common.compiled import CompiledQuery
+from debates.live import services as live_services
+from debates.models import LiveSession, LiveTurn
+from participants import services as participant_services
+from participants.models import Participant
+from tests.support.cast import Walker
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def session(claim_study) -> LiveSession:
+    w = Walker(claim_study)
+    w.enter()
+    w.walk(stop_before="Claim 1 of 2")
+    w.page()
+    session = LiveSession.objects.get(participant__prolific_pid=w.pid)
+    live_services.live_initial_record(session=session, answer=True, confidence=30, now=timezone.now())
+    return session
+
+
+def test_every_compiled_query_of_ours_compiles_and_reads_what_the_orm_reads(session):
+    participant = Participant.objects.get(pk=session.participant_id)
+    assert participant_services._participant_with_token(participant.token) == participant
+    found = participant_services._participant_where(
+        study_id=participant.study_id, prolific_pid=participant.prolific_pid
+    )
+    assert (
+        found == participant
+        and found.token == participant.token
+        and found.started_at == participant.started_at
+    )
+    assert (
+        participant_services._participant_where(study_id=participant.study_id, prolific_pid="nobody") is None
+    )
+    with transaction.atomic():
+        locked = live_services._SESSION_LOCKED.one(pk=session.pk, participant_id=session.participant_id)
+    assert locked == session and locked.claim_id == session.claim_id
+    turns = live_services._TURNS.rows(session_id=session.pk)
+    assert turns == list(session.turns.order_by("seq")) and turns
+    turn = turns[-1]
+    with CaptureQueriesContext(connection) as queries:
+        read = live_services._TURN_TO_WRITE.one(pk=turn.pk)
+        # select_related: the session, its claim, debaters and participant come with it.
+        names = (read.session.claim.slug, read.session.debater_a.model, read.session.participant.token)
+    assert len(queries) == 1 and names[2] == participant.token
+    assert read.session.debater_b_id == session.debater_b_id
+    for query in (
+        participant_services._BY_TOKEN,
+        participant_services._BY_PID,
+        live_services._SESSION_LOCKED,
+        live_services._TURNS,
+        live_services._TURN_TO_WRITE,
+    ):
+        assert query.is_compiled_on(connections["default"]), query.build
+
+
+def test_the_compiled_sql_runs_with_each_calls_values(session):
+    rows = CompiledQuery(lambda *, pk, session_id: LiveTurn.objects.filter(pk=pk, session_id=session_id))
+    first = session.turns.order_by("seq").first()
+    assert rows.one(pk=first.pk, session_id=session.pk + 1000) is None
+    assert rows.is_compiled_on(connections["default"])
+    assert rows.one(pk=first.pk, session_id=session.pk) == first  # each call's values
+    assert rows.one(pk=first.pk + 1000, session_id=session.pk) is None
+
+
+def test_equal_values_do_not_decide_the_order_of_parameters(session):
+    """Compiled with equal values first (ids in a fresh database often are), then run with
+    different ones: each value still goes to its own parameter."""
+    rows = CompiledQuery(lambda *, b, a: LiveTurn.objects.filter(session_id=b, pk=a))
+    first = session.turns.order_by("seq").first()
+    rows.rows(a=7, b=7)
+    assert rows.is_compiled_on(connections["default"])
+    assert rows.one(a=first.pk, b=session.pk) == first
+    assert rows.one(a=session.pk + 1000, b=first.pk) is None
+
+
+def test_a_queryset_whose_parameters_are_not_its_values_runs_through_the_orm(session):
+    rows = CompiledQuery(lambda *, text: LiveTurn.objects.filter(text__icontains=text))  # "%text%"
+    assert rows.rows(text="zzz-nothing") == []
+    assert not rows.is_compiled_on(connections["default"])

@@ -17,6 +17,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from common.compiled import CompiledQuery
+from common.statements import Statement
 from debates.draws import draw_record, same_sequence, sequence_key
 from debates.models import Claim, DebaterConfig, LiveSession, LiveTurn, StudyClaim
 from debates.versions import next_version
@@ -336,10 +337,12 @@ def session_advance(*, session_id: int) -> LiveTurn | None:
     unique, so a turn is never created twice.
     """
     with transaction.atomic():
-        session = LiveSession.objects.select_for_update().get(pk=session_id)
+        session = _SESSION_LOCKED_ANY.one(pk=session_id)
+        if session is None:
+            raise LiveSession.DoesNotExist(f"no live session {session_id}")
         if session.phase != Phase.CHAT:
             return None
-        turns = list(session.turns.order_by("seq"))
+        turns = _TURNS.rows(session_id=session.pk)
         if turns and turns[-1].status != Status.DONE:
             return None
         due = next_turn(session, turns)
@@ -407,7 +410,7 @@ def judge_ask_with_state(
             ai = LiveTurn(session=session, seq=len(turns) + 1, round=due[1], speaker=due[0], created_at=now)
             turns.append(ai)
         LiveTurn.objects.bulk_create([turn] if ai is None else [turn, ai])
-        LiveSession.objects.filter(pk=session.pk).update(last_activity_at=now)
+        _ACTIVE.update([now], [session.pk])
     return turn, ai, session_state(session, turns)
 
 
@@ -437,16 +440,27 @@ def turn_claim(*, turn_id: int, now: datetime | None = None) -> LiveTurn | None:
 # (common.compiled): with 100 judges asking at once, compiling them was most of the
 # question's and the claim's CPU (bench/live).
 _SESSION_LOCKED = CompiledQuery(
-    lambda *, pk, participant_id: LiveSession.objects.select_for_update().filter(
-        pk=pk, participant_id=participant_id
+    lambda *, pk, participant_id: (
+        LiveSession.objects.select_for_update().filter(pk=pk, participant_id=participant_id).order_by()
     )
 )
+_SESSION_LOCKED_ANY = CompiledQuery(
+    lambda *, pk: LiveSession.objects.select_for_update().filter(pk=pk).order_by()
+)
+_TURN_LOCKED = CompiledQuery(lambda *, pk: LiveTurn.objects.select_for_update().filter(pk=pk).order_by())
 _TURNS = CompiledQuery(lambda *, session_id: LiveTurn.objects.filter(session_id=session_id).order_by("seq"))
 _TURN_TO_WRITE = CompiledQuery(
-    lambda *, pk: LiveTurn.objects.select_related(
-        "session__claim", "session__debater_a", "session__debater_b", "session__participant"
-    ).filter(pk=pk)
+    lambda *, pk: (
+        LiveTurn.objects.select_related(
+            "session__claim", "session__debater_a", "session__debater_b", "session__participant"
+        )
+        .filter(pk=pk)
+        .order_by()
+    )
 )
+# The writes of every turn and question (common.statements).
+_ACTIVE = Statement(LiveSession, sets=["last_activity_at"], where=["pk"])
+_TURN_STORED = Statement(LiveTurn, sets=["status", "text", "finished_at", "error"], where=["pk"])
 
 
 def turn_heartbeat(*, turn_id: int) -> None:
@@ -458,11 +472,13 @@ def turn_done(*, turn_id: int, text: str) -> tuple[bool, LiveTurn | None]:
     turn was taken over meanwhile (its heartbeat went stale and another worker restarted it)."""
     now = timezone.now()
     with transaction.atomic():
-        turn = LiveTurn.objects.select_for_update().get(pk=turn_id)
+        turn = _TURN_LOCKED.one(pk=turn_id)
+        if turn is None:
+            raise LiveTurn.DoesNotExist(f"no live turn {turn_id}")
         if turn.status != Status.STREAMING:
             return False, None
-        LiveTurn.objects.filter(pk=turn_id).update(status=Status.DONE, text=text, finished_at=now, error="")
-        LiveSession.objects.filter(pk=turn.session_id).update(last_activity_at=now)
+        _TURN_STORED.update([Status.DONE, text, now, ""], [turn_id])
+        _ACTIVE.update([now], [turn.session_id])
     return True, session_advance(session_id=turn.session_id)
 
 

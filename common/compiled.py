@@ -42,18 +42,20 @@ class CompiledQuery:
 
     def __init__(self, build: Callable[..., QuerySet]) -> None:
         self.build = build
+        self._alias: str | None = None
         self._compiled: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def rows(self, **values) -> list[Model]:
         """The queryset's instances for these values, in its order."""
-        queryset = self.build(**values)
-        alias = queryset.db
+        if self._alias is None:  # the database the queryset reads (or locks) on: asked once
+            self._alias = self.build(**values).db
+        alias = self._alias
         connection = connections[alias]
         compiled = self._compiled.get(connection)
         if compiled is None:
             compiled = self._compiled[connection] = self._compile(alias, values)
         if compiled.order is None:
-            return list(queryset)
+            return list(self.build(**values))
         with connection.cursor() as cursor:
             cursor.execute(compiled.sql, [values[name] for name in compiled.order])
             rows = cursor.fetchall()

@@ -207,10 +207,12 @@ class Judges:
         self.shown[sid] = shown
         url = f"{self.ws_base}/ws/live/{info['token']}/"
         deadline = time.monotonic() + 240
+        failures = 0  # in a row: the back-off of static/js/live.js (0.5 s doubling, at most 8 s)
         while time.monotonic() < deadline and sid not in self.done:
             started = time.perf_counter()
             try:
                 async with connect(url, origin="http://127.0.0.1", open_timeout=20, proxy=None) as ws:
+                    failures = 0  # open: the browser starts its back-off again
                     async for raw in ws:
                         m = json.loads(raw)
                         kind = m["type"]
@@ -242,7 +244,10 @@ class Judges:
             except Exception as exc:  # noqa: BLE001 - a dropped or refused socket: reconnect
                 problem = f"websocket {type(exc).__name__}"
                 self.errors[problem] = self.errors.get(problem, 0) + 1
-                await asyncio.sleep(1)
+                # As the browser does: a client retrying every second stays over the server's
+                # 20 connection attempts a minute (refused attempts count) and is never let in.
+                await asyncio.sleep(min(0.5 * 2**failures, 8.0))
+                failures += 1
                 lost += time.perf_counter() - started
         self.lost_s.append(lost)
 

@@ -3,7 +3,8 @@
 a frame reader that answers junk with an error instead of dying on it.
 
 - Per token, counted in the cache (Redis in production, so across server processes; memory
-  in the embedded default): at most `sockets_per_token` open at once and at most
+  in the embedded default): at most `sockets_per_token` open at once (counted minute by
+  minute, so the sockets of a server process that died are forgotten: `LEASE_S`) and at most
   `connects_per_minute` connection attempts (a reconnect loop). Refused at the handshake
   with close code 4429; the browser's back-off (static/js) then waits longer each time.
 - Per socket: every frame counts toward `frames_per_minute` (junk, binary and oversized
@@ -24,8 +25,10 @@ names).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
+import logging
 import re
 import time
 from collections import deque
@@ -40,10 +43,18 @@ from debates.streaming import db
 from participants import limits
 from participants.i18n import participant_language
 
+log = logging.getLogger(__name__)
+
 FORBIDDEN = 4403  # no such participant, or not at a step with this socket
 TOO_MANY = 4429  # too many sockets, connection attempts or frames
 TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # participants' tokens (secrets.token_urlsafe)
-OPEN_TTL_S = 2 * 3600  # a count left by a server process that died is forgotten after this
+# A token's open sockets are counted per minute: each socket counts itself in the current
+# minute's counter when it opens and again, from a timer, in each new minute while it stays
+# open; admission looks at the current minute only. A server process that dies (a crash, a
+# deploy's restart) stops counting its sockets, so they are forgotten within a minute. (With
+# one counter released on close, bench/faults' server kills left judges refused at every
+# reconnection: counts held by dead processes, for hours.)
+LEASE_S = 60.0
 UNREADABLE = gettext_noop("Unreadable message.")
 
 
@@ -157,26 +168,49 @@ class FrameCounter:
 # --- Counting sockets per token ----------------------------------------------------------
 
 
-def _open_key(token: str) -> str:
-    return f"ws-open:{token}"
+def _minute(now: float | None = None) -> int:
+    return int((time.time() if now is None else now) // LEASE_S)
+
+
+def _open_key(token: str, minute: int) -> str:
+    return f"ws-open:{token}:{minute}"
+
+
+def _lease_ttl() -> int:
+    return int(LEASE_S * 2) + 1
 
 
 @db
-def socket_admit(token: str, caps: SocketLimits) -> int | None:
-    """Count a connection attempt and, if allowed, one more open socket of the token; the
-    close code to refuse with otherwise."""
+def socket_admit(token: str, caps: SocketLimits) -> tuple[int | None, int]:
+    """Count a connection attempt and, if allowed, the socket in the current minute: (None,
+    the minute) when admitted, else (the close code to refuse with, 0)."""
     if limits.rate_hit("ws-connect", token, [f"{caps.connects_per_minute}/60"]):
-        return TOO_MANY
-    if limits.count_add(_open_key(token), 1, OPEN_TTL_S) > caps.sockets_per_token:
-        limits.count_add(_open_key(token), -1, OPEN_TTL_S)
-        return TOO_MANY
-    return None
+        return TOO_MANY, 0
+    minute = _minute()
+    if limits.count_add(_open_key(token, minute), 1, _lease_ttl()) > caps.sockets_per_token:
+        limits.count_add(_open_key(token, minute), -1, _lease_ttl())
+        return TOO_MANY, 0
+    return None, minute
 
 
 @db
-def socket_release(token: str) -> None:
-    if limits.count_add(_open_key(token), -1, OPEN_TTL_S) < 0:  # a count lost meanwhile
-        limits.count_add(_open_key(token), 1, OPEN_TTL_S)
+def socket_renew(token: str, counted: int) -> int:
+    """Count the open socket in the current minute if it is not counted there yet; the
+    minute it is counted in now."""
+    minute = _minute()
+    if minute != counted:
+        limits.count_add(_open_key(token, minute), 1, _lease_ttl())
+    return minute
+
+
+@db
+def socket_release(token: str, counted: int) -> None:
+    """The socket closed: no longer counted in the current minute (an older minute's count
+    is forgotten anyway)."""
+    if counted != _minute():
+        return
+    if limits.count_add(_open_key(token, counted), -1, _lease_ttl()) < 0:  # a count lost meanwhile
+        limits.count_add(_open_key(token, counted), 1, _lease_ttl())
 
 
 # --- The consumers' base -----------------------------------------------------------------
@@ -194,11 +228,12 @@ class ParticipantSocket(AsyncJsonWebsocketConsumer):
         if not TOKEN.match(token):
             await self.close(code=FORBIDDEN)
             return
-        refusal = await socket_admit(token, caps)
+        refusal, self.counted_minute = await socket_admit(token, caps)
         if refusal is not None:
             await self.close(code=refusal)
             return
         self.counted_token = token
+        self.lease = asyncio.ensure_future(self._keep_counted(token))
         try:
             opened = await self.open(token)
         except BaseException:
@@ -214,10 +249,22 @@ class ParticipantSocket(AsyncJsonWebsocketConsumer):
         finally:
             await self._release()
 
+    async def _keep_counted(self, token: str) -> None:
+        """While open: counted in each new minute (see LEASE_S)."""
+        while True:
+            await asyncio.sleep(LEASE_S / 4)
+            try:
+                self.counted_minute = await socket_renew(token, self.counted_minute)
+            except Exception:  # a cache hiccup: counted again next time
+                log.warning("socket lease of a token not renewed", exc_info=True)
+
     async def _release(self) -> None:
+        lease = getattr(self, "lease", None)
+        if lease is not None:
+            lease.cancel()
         token, self.counted_token = getattr(self, "counted_token", ""), ""
         if token:
-            await socket_release(token)
+            await socket_release(token, self.counted_minute)
 
     async def receive(self, text_data=None, bytes_data=None, **kwargs) -> None:
         if self.closing:

@@ -75,6 +75,49 @@ def test_one_token_holds_at_most_four_sockets_at_once(token):
     assert async_to_sync(body)() == (False, 4429)
 
 
+def test_counts_a_dead_server_process_never_released_are_forgotten(token, monkeypatch):
+    """A server process killed with four of the token's sockets open (bench/faults: a deploy's
+    restart, a crash) never releases their counts; the participant is let in again once they
+    are no longer renewed (a minute; here a second)."""
+    import time
+
+    from debates import sockets as sockets_module
+    from participants import limits
+
+    monkeypatch.setattr(sockets_module, "LEASE_S", 1.0)
+    minute = sockets_module._minute()
+    for _ in range(LIMITS.sockets_per_token):  # what the dead process left behind
+        limits.count_add(sockets_module._open_key(token, minute), 1, sockets_module._lease_ttl())
+
+    async def body():
+        refused = await socket(token).connect()
+        while sockets_module._minute() == minute:
+            time.sleep(0.05)
+        s = await opened(token)
+        await s.disconnect()
+        return refused
+
+    assert async_to_sync(body)() == (False, 4429)
+
+
+def test_open_sockets_stay_counted_from_minute_to_minute(token, monkeypatch):
+    import asyncio
+
+    from debates import sockets as sockets_module
+
+    monkeypatch.setattr(sockets_module, "LEASE_S", 0.4)  # renewed every 0.1 s
+
+    async def body():
+        sockets = [await opened(token) for _ in range(LIMITS.sockets_per_token)]
+        await asyncio.sleep(1.0)  # two or three "minutes" later
+        refused = await socket(token).connect()
+        for s in sockets:
+            await s.disconnect()
+        return refused
+
+    assert async_to_sync(body)() == (False, 4429)
+
+
 def test_a_reconnect_loop_is_refused_past_the_attempts_a_minute(token):
     async def body():
         for _ in range(LIMITS.connects_per_minute):

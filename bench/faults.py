@@ -176,6 +176,10 @@ class Walkers:
             location = answer.header("location")
             if answer.status == 303 and location.endswith(f"cc={self.code}"):
                 return True
+            if answer.status == 200 and f"cc={self.code}" in answer.body.decode(errors="replace"):
+                # The last answer was sent again after its response was cut: the participant,
+                # already done, is shown the finished page with the code (not an error).
+                return True
             if answer.status == 303 and location.startswith("/"):
                 target = location
             else:

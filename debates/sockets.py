@@ -219,6 +219,19 @@ def socket_release(token: str, counted: int) -> None:
 class ParticipantSocket(AsyncJsonWebsocketConsumer):
     """A participant's websocket, authenticated by the token in its URL. See the module."""
 
+    async def __call__(self, scope, receive, send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            # However the consumer ends (a task cancelled without `disconnect()` included),
+            # its count is not renewed any more, and is released if it still stands.
+            lease = getattr(self, "lease", None)
+            if lease is not None:
+                lease.cancel()
+            token, self.counted_token = getattr(self, "counted_token", ""), ""
+            if token:
+                asyncio.ensure_future(socket_release(token, self.counted_minute))
+
     async def connect(self) -> None:
         token = self.scope["url_route"]["kwargs"]["token"]
         self.caps = caps = socket_limits()

@@ -105,11 +105,14 @@ def test_open_sockets_stay_counted_from_minute_to_minute(token, monkeypatch):
 
     from debates import sockets as sockets_module
 
-    monkeypatch.setattr(sockets_module, "LEASE_S", 0.4)  # renewed every 0.1 s
+    monkeypatch.setattr(sockets_module, "LEASE_S", 2.0)  # renewed every 0.5 s
 
     async def body():
         sockets = [await opened(token) for _ in range(LIMITS.sockets_per_token)]
-        await asyncio.sleep(1.0)  # two or three "minutes" later
+        counted = sockets_module._minute()
+        while sockets_module._minute() == counted:  # a new "minute" (2 s) begins
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(1.0)  # every socket has renewed its count by now (twice)
         refused = await socket(token).connect()
         for s in sockets:
             await s.disconnect()

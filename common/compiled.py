@@ -1,11 +1,12 @@
-"""Querysets of a fixed shape, compiled once per database connection.
+"""Querysets of a fixed shape, compiled once per process and database alias.
 
 Measured on the benchmarks (issue #12): for the small reads every request makes (a
 participant by token, a live turn with its session, debaters and claim), compiling the
 query (`select_related` joins, converters) cost the server two to three times running it.
-A `CompiledQuery` builds its queryset the first time on each connection, keeps the SQL and
+A `CompiledQuery` builds its queryset the first time it runs, keeps the SQL and
 what Django needs to turn rows into model instances (including `select_related` ones), and
-afterwards only runs the SQL with the new values.
+afterwards only runs the SQL with the new values (on any connection of that alias: the SQL
+does not depend on the connection; psycopg prepares it per connection itself).
 
 The values must be plain (ids, strings) and reach the SQL unchanged: when the query is
 compiled, each is replaced by a distinct stand-in and found among the parameters; a queryset
@@ -16,7 +17,6 @@ run through the ORM every time instead, which is correct, only slower
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -43,7 +43,7 @@ class CompiledQuery:
     def __init__(self, build: Callable[..., QuerySet]) -> None:
         self.build = build
         self._alias: str | None = None
-        self._compiled: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._compiled: _Compiled | None = None  # the SQL is the same on every connection of the alias
 
     def rows(self, **values) -> list[Model]:
         """The queryset's instances for these values, in its order."""
@@ -51,9 +51,9 @@ class CompiledQuery:
             self._alias = self.build(**values).db
         alias = self._alias
         connection = connections[alias]
-        compiled = self._compiled.get(connection)
+        compiled = self._compiled
         if compiled is None:
-            compiled = self._compiled[connection] = self._compile(alias, values)
+            compiled = self._compiled = self._compile(alias, values)
         if compiled.order is None:
             return list(self.build(**values))
         with connection.cursor() as cursor:
@@ -75,8 +75,8 @@ class CompiledQuery:
         return found[0] if len(found) == 1 else None
 
     def is_compiled_on(self, connection) -> bool:
-        compiled = self._compiled.get(connection)
-        return compiled is not None and compiled.order is not None
+        compiled = self._compiled
+        return compiled is not None and compiled.order is not None and self._alias == connection.alias
 
     def _compile(self, alias: str, values: dict) -> _Compiled:
         """Compile with a distinct stand-in for each value (the call's own values may be equal,

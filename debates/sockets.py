@@ -225,10 +225,7 @@ class ParticipantSocket(AsyncJsonWebsocketConsumer):
         finally:
             # However the consumer ends (a task cancelled without `disconnect()` included),
             # its count is not renewed any more, and is released if it still stands.
-            lease = getattr(self, "lease", None)
-            if lease is not None:
-                lease.cancel()
-            token, self.counted_token = getattr(self, "counted_token", ""), ""
+            token = self._stop_counting()
             if token:
                 asyncio.ensure_future(socket_release(token, self.counted_minute))
 
@@ -271,11 +268,17 @@ class ParticipantSocket(AsyncJsonWebsocketConsumer):
             except Exception:  # a cache hiccup: counted again next time
                 log.warning("socket lease of a token not renewed", exc_info=True)
 
-    async def _release(self) -> None:
+    def _stop_counting(self) -> str:
+        """Stop renewing the socket's count; the token whose count is to be released ('' when
+        already released or never counted)."""
         lease = getattr(self, "lease", None)
         if lease is not None:
             lease.cancel()
         token, self.counted_token = getattr(self, "counted_token", ""), ""
+        return token
+
+    async def _release(self) -> None:
+        token = self._stop_counting()
         if token:
             await socket_release(token, self.counted_minute)
 

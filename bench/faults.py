@@ -238,7 +238,10 @@ class Judges:
                         state = m.get("state") if kind == "snapshot" else m
                         if not state or state.get("type") != "state":
                             continue
-                        if state["next"] == "J" and not asked and len(shown) <= 2:
+                        # A snapshot (a new socket) still waiting for the question: the one
+                        # sent before the drop never arrived; the judge asks again, as a
+                        # person would (a second one in flight is refused: not their turn).
+                        if state["next"] == "J" and len(shown) <= 2 and (not asked or kind == "snapshot"):
                             text = f"[session {sid}] Which of your sources is the strongest?"
                             await ws.send(json.dumps({"type": "ask", "target": "both", "text": text}))
                             asked = True

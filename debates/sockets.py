@@ -17,7 +17,8 @@ a frame reader that answers junk with an error instead of dying on it.
 
 A consumer subclasses `ParticipantSocket` and writes `open()` (authenticate, join its
 group, accept, first messages; False refuses with 4403), `close_down()` (leave) and
-`receive_json()` (a checked message); `open()` sets `languages` (the participant's, the
+`receive_json()` (a checked message); a refusing `open()` may say why in `refusal` (logged);
+`open()` sets `languages` (the participant's, the
 study's) so that errors, the base's included, are in the participant's language. Limits
 are `SocketLimits`, overridable with the `WEBSOCKET_LIMITS` setting (a dict of the same
 names).
@@ -181,16 +182,16 @@ def _lease_ttl() -> int:
 
 
 @db
-def socket_admit(token: str, caps: SocketLimits) -> tuple[int | None, int]:
-    """Count a connection attempt and, if allowed, the socket in the current minute: (None,
-    the minute) when admitted, else (the close code to refuse with, 0)."""
+def socket_admit(token: str, caps: SocketLimits) -> tuple[str, int]:
+    """Count a connection attempt and, if allowed, the socket in the current minute: ('', the
+    minute) when admitted, else (why it is refused with TOO_MANY, 0)."""
     if limits.rate_hit("ws-connect", token, [f"{caps.connects_per_minute}/60"]):
-        return TOO_MANY, 0
+        return "connection attempts", 0
     minute = _minute()
     if limits.count_add(_open_key(token, minute), 1, _lease_ttl()) > caps.sockets_per_token:
         limits.count_add(_open_key(token, minute), -1, _lease_ttl())
-        return TOO_MANY, 0
-    return None, minute
+        return "sockets open", 0
+    return "", minute
 
 
 @db
@@ -211,6 +212,12 @@ def socket_release(token: str, counted: int) -> None:
         return
     if limits.count_add(_open_key(token, counted), -1, _lease_ttl()) < 0:  # a count lost meanwhile
         limits.count_add(_open_key(token, counted), 1, _lease_ttl())
+
+
+def refused(token: str, code: int, why: str) -> None:
+    """Log a refused handshake with its reason: the browser only sees HTTP 403, whatever the
+    close code (4403 and 4429 alike). The token is shortened: a log is no place for it."""
+    log.info("participant socket refused with %s (%s): token %s...", code, why, token[:6])
 
 
 # --- The consumers' base -----------------------------------------------------------------
@@ -235,12 +242,14 @@ class ParticipantSocket(AsyncJsonWebsocketConsumer):
         self.frames = FrameCounter(caps.frames_per_minute)
         self.counted_token = ""
         self.closing = False
+        self.refusal = ""  # why open() refused, for the log
         if not TOKEN.match(token):
             await self.close(code=FORBIDDEN)
             return
-        refusal, self.counted_minute = await socket_admit(token, caps)
-        if refusal is not None:
-            await self.close(code=refusal)
+        too_many, self.counted_minute = await socket_admit(token, caps)
+        if too_many:
+            refused(token, TOO_MANY, f"too many {too_many}")
+            await self.close(code=TOO_MANY)
             return
         self.counted_token = token
         self.lease = asyncio.ensure_future(self._keep_counted(token))
@@ -250,6 +259,7 @@ class ParticipantSocket(AsyncJsonWebsocketConsumer):
             await self._release()
             raise
         if not opened:
+            refused(token, FORBIDDEN, self.refusal or "not at a step with this socket")
             await self._release()
             await self.close(code=FORBIDDEN)
 

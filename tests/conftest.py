@@ -3,6 +3,8 @@ choose what runs on SQLite, PostgreSQL and Redis (the helpers are in `tests/supp
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from django.test import Client
 
@@ -82,6 +84,19 @@ def _no_address_limits(settings):
     off unless a test turns them on (tests/security)."""
     settings.ENTRY_RATE_LIMITS = []
     settings.PLACE_RATE_LIMITS = []
+
+
+@pytest.fixture
+def one_rate_window(monkeypatch):
+    """The rate limits' clock stopped in the middle of the current minute: the limits count
+    in fixed windows (a limit of 6 a minute lets 12 through across a minute's end), so a test
+    counting against one must not straddle a window's end."""
+    from types import SimpleNamespace
+
+    from participants import limits
+
+    stopped = int(time.time() // 60) * 60 + 30.0
+    monkeypatch.setattr(limits, "time", SimpleNamespace(time=lambda: stopped))
 
 
 @pytest.fixture(autouse=True)

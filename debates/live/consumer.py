@@ -22,22 +22,24 @@ from participants.services import participant_by_token, participant_current_step
 
 
 @db
-def session_for_token(token: str) -> tuple[LiveSession, tuple[str, str]] | None:
+def session_for_token(token: str) -> tuple[LiveSession, tuple[str, str]] | str:
     """The live session of this participant's current step, if it is in its chat phase, and
-    the languages to speak ((the participant's, the study's))."""
+    the languages to speak ((the participant's, the study's)); else why not (for the log)."""
     participant = participant_by_token(token)
-    if participant is None or not participant.is_active:
-        return None
+    if participant is None:
+        return "no such participant"
+    if not participant.is_active:
+        return f"participant {participant.pk} {participant.status}"
     step = participant_current_step(participant)
     if step is None or step.kind != "claim_session":
-        return None
+        return f"participant {participant.pk} at step {participant.position}, not a live debate"
     session = (
         LiveSession.objects.select_related("participant")
         .filter(participant=participant, position=step.position, phase=LiveSession.Phase.CHAT)
         .first()
     )
     if session is None:
-        return None
+        return f"participant {participant.pk}: no debate in its chat phase at step {step.position}"
     study_language = participant.study.language
     return session, (participant.language or study_language, study_language)
 
@@ -84,7 +86,8 @@ def snapshot(session: LiveSession, partial: dict[int, str]) -> dict:
 class LiveSessionConsumer(ParticipantSocket):
     async def open(self, token: str) -> bool:
         found = await session_for_token(token)
-        if found is None:
+        if isinstance(found, str):
+            self.refusal = found
             return False
         session, self.languages = found
         self.session_id = session.pk

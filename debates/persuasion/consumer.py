@@ -33,18 +33,20 @@ Status = PersuasionDialogue.Status
 
 
 @db
-def seat_for_token(token: str) -> tuple[int, int, object, tuple[str, str]] | None:
+def seat_for_token(token: str) -> tuple[int, int, object, tuple[str, str]] | str:
     """(dialogue id, participant id, step, (language, study's language)) of the
-    participant's current persuasion step."""
+    participant's current persuasion step; else why not (for the log)."""
     participant = participant_by_token(token)
-    if participant is None or not participant.is_active:
-        return None
+    if participant is None:
+        return "no such participant"
+    if not participant.is_active:
+        return f"participant {participant.pk} {participant.status}"
     step = participant_current_step(participant)
     if step is None or step.kind != "persuasion_dialogue":
-        return None
+        return f"participant {participant.pk} at step {participant.position}, not a persuasion dialogue"
     dialogue = services.dialogue_of(participant, step.position)
     if dialogue is None:
-        return None
+        return f"participant {participant.pk}: no dialogue at step {step.position}"
     study_language = participant.study.language
     return dialogue.pk, participant.pk, step, (participant.language or study_language, study_language)
 
@@ -93,7 +95,8 @@ def say_and_start(*, languages: tuple[str, str], **kwargs) -> PersuasionTurn:
 class PersuasionConsumer(ParticipantSocket):
     async def open(self, token: str) -> bool:
         seat = await seat_for_token(token)
-        if seat is None:
+        if isinstance(seat, str):
+            self.refusal = seat
             return False
         self.dialogue_id, self.participant_id, self.step, self.languages = seat
         await self.channel_layer.group_add(group_name(self.dialogue_id), self.channel_name)

@@ -30,7 +30,7 @@ DEFAULT_PLACE_LIMITS = ["6/60", "30/3600"]
 
 
 @pytest.fixture(autouse=True)
-def limits_on(settings):
+def limits_on(settings, one_rate_window):
     """The limits as deployed, and counters of no earlier test (in memory, a study's id comes
     back after a rolled-back test; in Redis, every address here is a fresh random one)."""
     settings.ENTRY_RATE_LIMITS = DEFAULT_ENTRY_LIMITS

@@ -7,6 +7,7 @@ test_sockets_servers.py."""
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 from asgiref.sync import async_to_sync
@@ -16,7 +17,11 @@ from debates.sockets import SocketLimits, read_frame, too_deep
 from tests.support import persuasion as ps
 from tests.support.ws import ASGIWebsocket
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.embedded]
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.embedded,
+    pytest.mark.usefixtures("one_rate_window"),  # connection attempts are counted per minute
+]
 
 LIMITS = SocketLimits()
 NUL = "Messages cannot contain a NUL character."
@@ -130,13 +135,21 @@ def test_a_reconnect_loop_is_refused_past_the_attempts_a_minute(token):
     assert async_to_sync(body)() == (False, 4429)
 
 
-def test_the_live_debate_socket_shares_the_limits(claim_study, settings):
+def test_the_live_debate_socket_shares_the_limits(claim_study, settings, caplog):
     settings.WEBSOCKET_LIMITS = {"connects_per_minute": 2}
 
     async def body():
         return [await socket("no-such-token", "live").connect() for _ in range(3)]
 
-    assert async_to_sync(body)() == [(False, 4403), (False, 4403), (False, 4429)]
+    with caplog.at_level(logging.INFO, logger="debates.sockets"):
+        assert async_to_sync(body)() == [(False, 4403), (False, 4403), (False, 4429)]
+    # The browser sees HTTP 403 for both codes: the log says which refusal, and why.
+    refusals = [r.getMessage() for r in caplog.records if r.name == "debates.sockets"]
+    assert refusals == [
+        "participant socket refused with 4403 (no such participant): token no-suc...",
+        "participant socket refused with 4403 (no such participant): token no-suc...",
+        "participant socket refused with 4429 (too many connection attempts): token no-suc...",
+    ]
 
 
 def test_a_malformed_token_is_refused_before_anything_is_counted():

@@ -1,6 +1,7 @@
 """The judge's websocket, driven by Channels' communicator on the in-memory layer."""
 
 import asyncio
+import logging
 
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
@@ -50,7 +51,7 @@ def test_an_unknown_token_is_refused(claim_study):
     async_to_sync(body)()
 
 
-def test_a_participant_not_in_a_conversation_is_refused(claim_study):
+def test_a_participant_not_in_a_conversation_is_refused(claim_study, caplog):
     w, session = chat_phase(claim_study)  # still on the initial judgement
     token = session.participant.token
 
@@ -58,7 +59,10 @@ def test_a_participant_not_in_a_conversation_is_refused(claim_study):
         connected, code = await connect(token).connect()
         assert not connected and code == 4403
 
-    async_to_sync(body)()
+    with caplog.at_level(logging.INFO, logger="debates.sockets"):
+        async_to_sync(body)()
+    assert f"participant {session.participant_id}: no debate in its chat phase" in caplog.text
+    assert token not in caplog.text
 
 
 def test_a_whole_round_streams_and_the_judge_can_ask(claim_study):

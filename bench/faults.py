@@ -222,6 +222,10 @@ class Judges:
                         kind = m["type"]
                         if kind == "snapshot":
                             shown.update({t["seq"]: t["text"] for t in m["turns"]})
+                            if any(t["status"] == "failed" for t in m["turns"]):
+                                # live.js shows "try again" (its turn.failed may have been lost)
+                                self.errors["turn failed"] = self.errors.get("turn failed", 0) + 1
+                                await ws.send(json.dumps({"type": "retry"}))
                         elif kind in ("turn.start", "turn.reset"):
                             shown[m["seq"]] = ""
                         elif kind == "turn.delta":

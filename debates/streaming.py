@@ -141,6 +141,30 @@ def stream_buffer(prefix: str = "turn") -> Buffer:
     return buffer
 
 
+# --- Passing trouble ---------------------------------------------------------------------
+
+
+def transient(error: BaseException) -> bool:
+    """Whether an error is the infrastructure's passing trouble (Redis or the database dropped
+    a connection, a socket timed out) rather than a bug: a turn it interrupted is worth
+    writing again at once (bench/faults: a turn failed for good, waiting for the judge's
+    "try again", because Redis connections were killed as it started)."""
+    import redis.exceptions
+    from django.db import InterfaceError, OperationalError
+
+    return isinstance(
+        error,
+        (
+            redis.exceptions.ConnectionError,
+            redis.exceptions.TimeoutError,
+            OperationalError,
+            InterfaceError,
+            ConnectionError,
+            TimeoutError,
+        ),
+    )
+
+
 # --- The database from the loop ----------------------------------------------------------
 
 _db_pool: ThreadPoolExecutor | None = None

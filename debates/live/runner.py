@@ -29,7 +29,7 @@ from debates.live.realtime import (
     stream_buffer,
 )
 from debates.models import LiveTurn
-from debates.streaming import Relay, db
+from debates.streaming import Relay, db, transient
 
 log = logging.getLogger(__name__)
 
@@ -119,8 +119,11 @@ async def stream_turn(prepared: Prepared | None, start: Start | None = None) -> 
         return
     except Exception as error:  # a bug must not leave the turn spinning: fail it visibly
         await asyncio.gather(ready, return_exceptions=True)
-        log.exception("turn %s failed", turn.pk)
-        failure = llm.LLMError("error", str(error)[:200], retryable=False)
+        # Passing trouble (Redis or the database dropped a connection) is written again at
+        # once; anything else is a bug, failed for the judge to try again.
+        retryable = transient(error)
+        log.log(logging.WARNING if retryable else logging.ERROR, "turn %s failed", turn.pk, exc_info=True)
+        failure = llm.LLMError("error", str(error)[:200], retryable=retryable)
         await _after_failure(turn, failure, shown=relay.sent > 0, start=start)
         return
     finally:
@@ -151,14 +154,18 @@ async def _after_failure(turn, error: llm.LLMError, shown: bool, start) -> None:
     outcome, attempt = await db(live_services.turn_attempt_failed)(
         turn_id=turn.pk, error=str(error), retryable=error.retryable or bool(error.partial)
     )
-    await stream_buffer().clear(turn.pk)
     if outcome == "retry":
         message = "The reply was interrupted; it is being written again." if shown else ""
-        await abroadcast(
-            turn.session_id, TurnReset(type="turn.reset", seq=turn.seq, attempt=attempt, message=message)
-        )
-        await start(turn.pk, llm.backoff(attempt, error.retry_after))
-    elif outcome == "failed":
+        try:  # the next attempt starts even if Redis is still out (it says turn.start itself)
+            await stream_buffer().clear(turn.pk)
+            await abroadcast(
+                turn.session_id, TurnReset(type="turn.reset", seq=turn.seq, attempt=attempt, message=message)
+            )
+        finally:
+            await start(turn.pk, llm.backoff(attempt, error.retry_after))
+        return
+    await stream_buffer().clear(turn.pk)
+    if outcome == "failed":
         await abroadcast(
             turn.session_id,
             TurnFailed(

@@ -5,8 +5,10 @@ from collections import Counter
 from datetime import timedelta
 
 import pytest
+import redis.exceptions
 from asgiref.sync import async_to_sync
 from django.conf import settings
+from django.db import OperationalError
 from django.utils import timezone
 
 from debates.demo import loader
@@ -339,6 +341,51 @@ class TestTurns:
         async_to_sync(runner.run_turn)(turn.pk)  # a new worker takes over
         turn.refresh_from_db()
         assert turn.status == "done" and turn.attempts == 2
+
+    @pytest.mark.parametrize(
+        "trouble, outcome",
+        [
+            (lambda: redis.exceptions.ConnectionError("Connection closed by server."), "written again"),
+            (lambda: OperationalError("terminating connection"), "written again"),
+            (lambda: ValueError("a bug"), "failed"),
+        ],
+    )
+    def test_passing_trouble_as_a_turn_starts_has_it_written_again_at_once(
+        self, claim_study, monkeypatch, trouble, outcome
+    ):
+        """bench/faults: Redis connections killed as a turn started failed it for good, the
+        debate waiting for the judge's "try again". Passing trouble (Redis, the database) has
+        the turn written again at once; a bug still fails it visibly."""
+        w, session = at_claim(claim_study)
+        answer_initial(w)
+        turn = LiveTurn.objects.get(session=session)
+        real = runner.stream_buffer()
+
+        class Dropping:
+            """The stream buffer, whose connection drops on the first clear."""
+
+            dropped = False
+
+            def __getattr__(self, name):
+                return getattr(real, name)
+
+            async def clear(self, turn_id):
+                if not Dropping.dropped:
+                    Dropping.dropped = True
+                    raise trouble()
+                await real.clear(turn_id)
+
+        monkeypatch.setattr(runner, "stream_buffer", Dropping)
+        started = []
+        async_to_sync(runner.run_turn)(turn.pk, start=lambda pk, delay: started.append(pk))
+        turn.refresh_from_db()
+        if outcome == "failed":
+            assert turn.status == "failed" and started == []
+            return
+        assert turn.status == "pending" and turn.attempts == 1 and started == [turn.pk]
+        async_to_sync(runner.run_turn)(turn.pk)  # the attempt `start` began
+        turn.refresh_from_db()
+        assert turn.status == "done" and turn.attempts == 2 and turn.text
 
     def test_a_turn_with_no_attempts_left_fails_visibly(self, claim_study):
         from datetime import timedelta

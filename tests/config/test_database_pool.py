@@ -1,0 +1,43 @@
+"""PostgreSQL's pooled connections (issue 12, bench/faults): a connection that died while idle
+in the pool (a database restart, a killed backend, a firewall's idle timeout) is not lent to
+the next request, which would fail with it."""
+
+import psycopg
+import pytest
+from django.db import connection
+
+from participants.models import Participant
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+
+def backend_pid() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return cursor.fetchone()[0]
+
+
+def terminate_all() -> int:
+    """Every other connection to the test database killed, the pool's idle ones included (as
+    bench/faults does); how many."""
+    settings = connection.settings_dict
+    with psycopg.connect(
+        dbname=settings["NAME"], user=settings["USER"], host=settings["HOST"], port=settings["PORT"] or None
+    ) as admin:
+        rows = admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = %s AND pid <> pg_backend_pid()",
+            [settings["NAME"]],
+        ).fetchall()
+    return len(rows)
+
+
+def test_connections_killed_in_the_pool_are_replaced_before_they_are_lent():
+    first = backend_pid()
+    connection.close()  # back to the pool, as at the end of every request
+    assert terminate_all() >= 1
+
+    for _ in range(3):  # a request after another, each lent a connection the pool holds
+        assert Participant.objects.count() == 0
+        assert backend_pid() != first
+        connection.close()

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import F, Q, QuerySet
+from django.db import connections, router, transaction
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext
 
@@ -423,17 +423,40 @@ def turn_claim(*, turn_id: int, now: datetime | None = None) -> LiveTurn | None:
     task therefore never writes a second reply."""
     now = now or timezone.now()
     stale = now - timedelta(seconds=settings.LIVE_TURN_STUCK_S)
-    claimable = Q(status=Status.PENDING) | Q(status=Status.STREAMING, heartbeat_at__lt=stale)
-    taken = (
-        LiveTurn.objects.filter(claimable, pk=turn_id, session__phase=Phase.CHAT)
-        .filter(attempts__lt=settings.LIVE_TURN_MAX_ATTEMPTS)
-        .update(
-            status=Status.STREAMING, attempts=F("attempts") + 1, heartbeat_at=now, started_at=now, text=""
-        )
-    )
-    if not taken:
+    if not _claim_update(turn_id, now, stale):
         return None
     return _TURN_TO_WRITE.one(pk=turn_id)
+
+
+def _claim_update(turn_id: int, now: datetime, stale: datetime) -> int:
+    """turn_claim's conditional UPDATE, written once (as `common.statements` does: building
+    it through the ORM, an OR of statuses and `attempts + 1`, was most of a worker's claim;
+    bench/live, py-spy). The turn is taken if it is pending, or streaming with a stale
+    heartbeat, has attempts left, and its session is in its chat phase."""
+    connection = connections[router.db_for_write(LiveTurn)]
+    sql = _CLAIM_SQL.get(connection.vendor)
+    if sql is None:
+        q = connection.ops.quote_name
+        turn, session = LiveTurn._meta, LiveSession._meta
+        c = {f.name: q(f.column) for f in turn.concrete_fields}
+        sql = _CLAIM_SQL[connection.vendor] = (
+            f"UPDATE {q(turn.db_table)} SET {c['status']} = %s, {c['attempts']} = {c['attempts']} + 1, "  # noqa: S608 - names from the models' meta, quoted; values are parameters
+            f"{c['heartbeat_at']} = %s, {c['started_at']} = %s, {c['text']} = '' "
+            f"WHERE {c['id']} = %s AND {c['attempts']} < %s "
+            f"AND ({c['status']} = %s OR ({c['status']} = %s AND {c['heartbeat_at']} < %s)) "
+            f"AND {c['session']} IN (SELECT {q(session.pk.column)} FROM {q(session.db_table)} "
+            f"WHERE {q(session.get_field('phase').column)} = %s)"
+        )
+    when = LiveTurn._meta.get_field("heartbeat_at")
+    now_db, stale_db = (when.get_db_prep_save(value, connection) for value in (now, stale))
+    params = [Status.STREAMING, now_db, now_db, turn_id, settings.LIVE_TURN_MAX_ATTEMPTS]
+    params += [Status.PENDING, Status.STREAMING, stale_db, Phase.CHAT]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount
+
+
+_CLAIM_SQL: dict[str, str] = {}
 
 
 # The reads of every question and every claimed turn, compiled once per connection

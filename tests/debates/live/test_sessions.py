@@ -342,6 +342,33 @@ class TestTurns:
         turn.refresh_from_db()
         assert turn.status == "done" and turn.attempts == 2
 
+    def test_a_turn_is_claimed_only_when_it_is_free_has_attempts_left_and_the_chat_is_on(self, claim_study):
+        w, session = at_claim(claim_study)
+        answer_initial(w)
+        turn = LiveTurn.objects.get(session=session)
+        now = timezone.now()
+        fresh, stale = now - timedelta(seconds=1), now - timedelta(seconds=settings.LIVE_TURN_STUCK_S + 1)
+
+        def claim_after(**state) -> tuple[bool, int]:
+            LiveTurn.objects.filter(pk=turn.pk).update(**state)
+            taken = live_services.turn_claim(turn_id=turn.pk, now=now)
+            row = LiveTurn.objects.get(pk=turn.pk)
+            if taken is not None:
+                assert taken.pk == turn.pk and taken.session.claim_id == session.claim_id
+                assert (row.status, row.heartbeat_at, row.started_at, row.text) == ("streaming", now, now, "")
+            return taken is not None, row.attempts
+
+        assert claim_after(status="pending", attempts=0) == (True, 1)
+        # A live worker holds it (a fresh heartbeat):
+        assert claim_after(status="streaming", attempts=1, heartbeat_at=fresh) == (False, 1)
+        assert claim_after(status="streaming", attempts=1, heartbeat_at=stale, text="half") == (True, 2)
+        last = settings.LIVE_TURN_MAX_ATTEMPTS
+        assert claim_after(status="pending", attempts=last) == (False, last)
+        assert claim_after(status="done", attempts=1) == (False, 1)
+        assert claim_after(status="failed", attempts=1) == (False, 1)
+        LiveSession.objects.filter(pk=session.pk).update(phase="final")
+        assert claim_after(status="pending", attempts=0) == (False, 0)
+
     @pytest.mark.parametrize(
         "trouble, outcome",
         [

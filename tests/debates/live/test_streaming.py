@@ -11,9 +11,11 @@ import signal
 import time
 
 import pytest
+from django.conf import settings
 from websockets.sync.client import connect as ws_connect
 
 from debates.demo import loader
+from debates.live import tasks as live_tasks
 from debates.models import DebaterConfig, LiveSession, LiveTurn
 from devtools import fakellm
 from tests.support.cast import Walker
@@ -156,3 +158,22 @@ def test_a_worker_killed_mid_turn_is_replaced_and_the_turn_written_again(live_en
     assert turn.status == "done" and turn.attempts == 2
     assert (1, 2) in judge.starts  # the judge saw the turn start again
     assert judge.texts[1] == turn.text and len(turn.text.split()) == 80
+
+
+def test_a_turn_pushed_while_no_worker_runs_is_written_by_the_next_one(live_env):
+    """Turns are started through a Redis list (debates.live.tasks.QUEUE) that the workers
+    read: an id pushed while every worker is down (a deploy) waits there for the next."""
+    import redis
+
+    w, session = reach_chat(f"fake-{secrets.token_hex(3)}:tps=200:tokens=30")
+    redis.Redis.from_url(settings.REDIS_URL).delete(live_tasks.QUEUE)
+    w.submit({"answer": "true", "confidence": "35"})  # turn 1 is due, and nobody reads the queue
+    turn = LiveTurn.objects.get(session=session, seq=1)
+    assert redis.Redis.from_url(settings.REDIS_URL).lrange(live_tasks.QUEUE, 0, -1) == [str(turn.pk).encode()]
+    assert turn.status == "pending"
+    with celery_worker("-P", "threads", "-c", "2", **live_env):  # no judge connects to kick it
+        deadline = time.monotonic() + 30
+        while turn.status != "done" and time.monotonic() < deadline:
+            time.sleep(0.2)
+            turn.refresh_from_db()
+    assert turn.status == "done" and turn.attempts == 1 and len(turn.text.split()) == 30

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from django.core.exceptions import EmptyResultSet, FullResultSet
 from django.db import connections
 from django.db.models import Model, QuerySet
 from django.db.models.query import get_related_populators
@@ -83,7 +84,10 @@ class CompiledQuery:
         and then would not tell which parameter is which), and find each in the parameters."""
         probes = _probes(values)
         compiler = self.build(**(probes or values)).query.get_compiler(alias)
-        sql, params = compiler.as_sql()
+        try:
+            sql, params = compiler.as_sql()
+        except (EmptyResultSet, FullResultSet):  # a range lookup ruled out by the stand-in itself
+            return _Compiled(sql="", order=None)
         by_probe = {probe: name for name, probe in (probes or {}).items()}
         order = tuple(by_probe.get(param) for param in params)
         if probes is None or len(params) != len(values) or None in order or len(set(order)) != len(order):

@@ -55,8 +55,7 @@ def turn_prepare(turn_id: int) -> Prepared | None:
     session = turn.session
     if turn.speaker == "C" and not session.consultant_side:
         return Prepared(turn, None)
-    before = list(session.turns.filter(seq__lt=turn.seq).order_by("seq"))
-    return Prepared(turn, prompts.turn_request(session, turn, before))
+    return Prepared(turn, prompts.turn_request(session, turn, live_services.turns_before(turn)))
 
 
 async def run_turn(turn_id: int, start: Start | None = None) -> None:
@@ -77,7 +76,7 @@ async def stream_turn(prepared: Prepared | None, start: Start | None = None) -> 
     session = turn.session
     if request is None:
         await _choose_consultant_side(session)
-        before = await db(lambda: list(session.turns.filter(seq__lt=turn.seq).order_by("seq")))()
+        before = await db(live_services.turns_before)(turn)
         request = await db(prompts.turn_request)(session, turn, before)
     start_message = TurnStart(
         type="turn.start", seq=turn.seq, speaker=turn.speaker, round=turn.round, attempt=turn.attempts

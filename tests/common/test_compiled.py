@@ -62,6 +62,10 @@ def test_every_compiled_query_of_ours_compiles_and_reads_what_the_orm_reads(sess
         names = (read.session.claim.slug, read.session.debater_a.model, read.session.participant.token)
     assert len(queries) == 1 and names[2] == participant.token
     assert read.session.debater_b_id == session.debater_b_id
+    assert live_services.turns_before(turn) == turns[:-1]
+    assert live_services.turns_before(turns[0]) == []
+    assert live_services._SESSION.one(pk=session.pk) == session
+    assert live_services.state_of(session_id=session.pk) == live_services.session_state(session, turns)
     for query in (
         participant_services._BY_TOKEN,
         participant_services._BY_PID,
@@ -69,6 +73,7 @@ def test_every_compiled_query_of_ours_compiles_and_reads_what_the_orm_reads(sess
         live_services._SESSION_LOCKED_ANY,
         live_services._TURN_LOCKED,
         live_services._TURNS,
+        live_services._SESSION,
         live_services._TURN_TO_WRITE,
     ):
         assert query.is_compiled_on(connections["default"]), query.build
@@ -98,3 +103,14 @@ def test_a_queryset_whose_parameters_are_not_its_values_runs_through_the_orm(ses
     rows = CompiledQuery(lambda *, text: LiveTurn.objects.filter(text__icontains=text))  # "%text%"
     assert rows.rows(text="zzz-nothing") == []
     assert not rows.is_compiled_on(connections["default"])
+
+
+def test_a_query_its_stand_ins_cannot_compile_runs_through_the_orm(session):
+    """A negative stand-in makes `seq__lt` on a positive field match nothing at compile time
+    (Django's EmptyResultSet): the query is not compiled, and still answers right."""
+    before = CompiledQuery(
+        lambda *, session_id, seq: LiveTurn.objects.filter(session_id=session_id, seq__lt=seq).order_by("seq")
+    )
+    turns = list(session.turns.order_by("seq"))
+    assert list(before.rows(session_id=session.pk, seq=turns[-1].seq)) == turns[:-1]
+    assert not before.is_compiled_on(connections["default"])

@@ -212,11 +212,14 @@ class Judges:
         url = f"{self.ws_base}/ws/live/{info['token']}/"
         deadline = time.monotonic() + 240
         failures = 0  # in a row: the back-off of static/js/live.js (0.5 s doubling, at most 8 s)
+        dropped: float | None = None  # when the judge lost the conversation, until it is back
         while time.monotonic() < deadline and sid not in self.done:
-            started = time.perf_counter()
             try:
                 async with connect(url, origin="http://127.0.0.1", open_timeout=20, proxy=None) as ws:
                     failures = 0  # open: the browser starts its back-off again
+                    if dropped is not None:
+                        lost += time.perf_counter() - dropped
+                        dropped = None
                     async for raw in ws:
                         m = json.loads(raw)
                         kind = m["type"]
@@ -257,9 +260,11 @@ class Judges:
                 self.errors[problem] = self.errors.get(problem, 0) + 1
                 # As the browser does: a client retrying every second stays over the server's
                 # 20 connection attempts a minute (refused attempts count) and is never let in.
+                dropped = time.perf_counter() if dropped is None else dropped
                 await asyncio.sleep(min(0.5 * 2**failures, 8.0))
                 failures += 1
-                lost += time.perf_counter() - started
+        if dropped is not None:  # never got back before the end
+            lost += time.perf_counter() - dropped
         self.lost_s.append(lost)
 
 

@@ -43,6 +43,7 @@ from django.utils.translation import gettext, gettext_noop
 from debates.streaming import db
 from participants import limits
 from participants.i18n import participant_language
+from participants.services import participant_by_token
 
 log = logging.getLogger(__name__)
 
@@ -218,6 +219,17 @@ def refused(token: str, code: int, why: str) -> None:
     """Log a refused handshake with its reason: the browser only sees HTTP 403, whatever the
     close code (4403 and 4429 alike). The token is shortened: a log is no place for it."""
     log.info("participant socket refused with %s (%s): token %s...", code, why, token[:6])
+
+
+def participant_or_refusal(token: str):
+    """The active participant with this token, else why a socket of theirs is refused (for
+    the log): the check every consumer's `open()` starts with."""
+    participant = participant_by_token(token)
+    if participant is None:
+        return "no such participant"
+    if not participant.is_active:
+        return f"participant {participant.pk} {participant.status}"
+    return participant
 
 
 # --- The consumers' base -----------------------------------------------------------------

@@ -16,20 +16,18 @@ from debates.live.realtime import EVENT, Error, JudgeMessage, abroadcast, group_
 from debates.live.runner import db
 from debates.live.tasks import dispatch, turns_start
 from debates.models import LiveSession, LiveTurn
-from debates.sockets import UNREADABLE, ParticipantSocket
+from debates.sockets import UNREADABLE, ParticipantSocket, participant_or_refusal
 from participants.i18n import participant_language
-from participants.services import participant_by_token, participant_current_step
+from participants.services import participant_current_step
 
 
 @db
 def session_for_token(token: str) -> tuple[LiveSession, tuple[str, str]] | str:
     """The live session of this participant's current step, if it is in its chat phase, and
     the languages to speak ((the participant's, the study's)); else why not (for the log)."""
-    participant = participant_by_token(token)
-    if participant is None:
-        return "no such participant"
-    if not participant.is_active:
-        return f"participant {participant.pk} {participant.status}"
+    participant = participant_or_refusal(token)
+    if isinstance(participant, str):
+        return participant
     step = participant_current_step(participant)
     if step is None or step.kind != "claim_session":
         return f"participant {participant.pk} at step {participant.position}, not a live debate"

@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 
 
 Start = Callable[[int, float], None]  # start(turn id, seconds to wait first)
+# A failed turn, as the group hears it (the page says it in the participant's language).
+AI_FAILED = "The AI could not reply just now. You can try again, or go on to your final answer."
 
 
 @dataclass
@@ -153,27 +155,26 @@ async def _after_failure(turn, error: llm.LLMError, shown: bool, start) -> None:
     outcome, attempt = await db(live_services.turn_attempt_failed)(
         turn_id=turn.pk, error=str(error), retryable=error.retryable or bool(error.partial)
     )
-    if outcome == "retry":
-        message = "The reply was interrupted; it is being written again." if shown else ""
-        try:  # the next attempt starts even if Redis is still out (it says turn.start itself)
-            await stream_buffer().clear(turn.pk)
+    try:  # a retry starts even if Redis is still out (the new attempt says turn.start itself)
+        await stream_buffer().clear(turn.pk)
+        if outcome == "retry":
+            message = "The reply was interrupted; it is being written again." if shown else ""
             await abroadcast(
                 turn.session_id, TurnReset(type="turn.reset", seq=turn.seq, attempt=attempt, message=message)
             )
-        finally:
+        elif outcome == "failed":
+            await abroadcast(
+                turn.session_id,
+                TurnFailed(
+                    type="turn.failed",
+                    seq=turn.seq,
+                    message=AI_FAILED,
+                    can_retry=True,
+                ),
+            )
+    finally:
+        if outcome == "retry":
             await start(turn.pk, llm.backoff(attempt, error.retry_after))
-        return
-    await stream_buffer().clear(turn.pk)
-    if outcome == "failed":
-        await abroadcast(
-            turn.session_id,
-            TurnFailed(
-                type="turn.failed",
-                seq=turn.seq,
-                message="The AI could not reply just now. You can try again, or go on to your final answer.",
-                can_retry=True,
-            ),
-        )
 
 
 async def _choose_consultant_side(session) -> None:

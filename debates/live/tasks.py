@@ -87,7 +87,7 @@ def requeue_stuck_turns() -> int:
             TurnFailed(
                 type="turn.failed",
                 seq=seq,
-                message="The AI could not reply just now. You can try again, or go on to your final answer.",
+                message=runner.AI_FAILED,
                 can_retry=True,
             ),
         )

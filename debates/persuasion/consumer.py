@@ -21,10 +21,10 @@ from debates.models import PersuasionDialogue, PersuasionTurn
 from debates.persuasion import services
 from debates.persuasion.realtime import CHANGED, EVENT, abroadcast, buffer, group_name
 from debates.persuasion.tasks import dispatch, turns_start
-from debates.sockets import UNREADABLE, ParticipantSocket, SocketLimits, error
+from debates.sockets import UNREADABLE, ParticipantSocket, SocketLimits, error, participant_or_refusal
 from debates.streaming import db
 from participants.i18n import participant_language
-from participants.services import participant_by_token, participant_current_step
+from participants.services import participant_current_step
 from studies import registry
 
 log = logging.getLogger(__name__)
@@ -36,11 +36,9 @@ Status = PersuasionDialogue.Status
 def seat_for_token(token: str) -> tuple[int, int, object, tuple[str, str]] | str:
     """(dialogue id, participant id, step, (language, study's language)) of the
     participant's current persuasion step; else why not (for the log)."""
-    participant = participant_by_token(token)
-    if participant is None:
-        return "no such participant"
-    if not participant.is_active:
-        return f"participant {participant.pk} {participant.status}"
+    participant = participant_or_refusal(token)
+    if isinstance(participant, str):
+        return participant
     step = participant_current_step(participant)
     if step is None or step.kind != "persuasion_dialogue":
         return f"participant {participant.pk} at step {participant.position}, not a persuasion dialogue"

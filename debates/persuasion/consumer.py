@@ -30,6 +30,7 @@ from studies import registry
 log = logging.getLogger(__name__)
 MAX_MESSAGES_PER_MINUTE = SocketLimits.frames_per_minute  # every frame counts (debates.sockets)
 Status = PersuasionDialogue.Status
+_checks: set[asyncio.Task] = set()  # clock checks running (the loop keeps only weak references)
 
 
 @db
@@ -113,11 +114,21 @@ class PersuasionConsumer(ParticipantSocket):
     async def keep_clocks(self) -> None:
         while True:
             await asyncio.sleep(settings.PERSUASION_CHECK_SECONDS)
-            try:
-                if await clocks(self.dialogue_id, self.step):
-                    await abroadcast(self.dialogue_id, CHANGED)
-            except Exception:  # a database hiccup: try again next time
-                log.warning("clock check of dialogue %s failed", self.dialogue_id, exc_info=True)
+            # Shielded from this socket's closing: a check that ended the dialogue (its
+            # transaction runs on in its thread) must still tell the other page, which would
+            # otherwise wait for ever (a partner who closes the tab as they return the study
+            # is the very case).
+            check = asyncio.ensure_future(self.check_clocks())
+            _checks.add(check)
+            check.add_done_callback(_checks.discard)
+            await asyncio.shield(check)
+
+    async def check_clocks(self) -> None:
+        try:
+            if await clocks(self.dialogue_id, self.step):
+                await abroadcast(self.dialogue_id, CHANGED)
+        except Exception:  # a database hiccup: try again next time
+            log.warning("clock check of dialogue %s failed", self.dialogue_id, exc_info=True)
 
     async def send_snapshot(self) -> None:
         dialogue, turns = await snapshot_rows(self.dialogue_id)

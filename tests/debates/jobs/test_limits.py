@@ -62,6 +62,9 @@ def test_calls_past_the_rate_wait_for_the_next_window(settings):
             started.append(time.time())
 
     async def five():
+        # Start just after a second begins: the limiter reads the clock before a call's own
+        # timestamp, so a start at a second's end put two calls of one window in the next.
+        await asyncio.sleep(1.05 - time.time() % 1)
         await asyncio.gather(*(call() for _ in range(5)))
 
     async_to_sync(five)()

@@ -4,15 +4,17 @@ and the agent's streamed reply, both people of a human-human dialogue kept up to
 what an illegal, unreadable or too frequent message gets."""
 
 import asyncio
+import threading
 
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
+from channels.layers import get_channel_layer
 
 from config.asgi import application
 from debates.models import PersuasionTurn
 from debates.persuasion import services
 from debates.persuasion.consumer import MAX_MESSAGES_PER_MINUTE
-from debates.persuasion.realtime import CHANGED, abroadcast
+from debates.persuasion.realtime import CHANGED, abroadcast, group_name
 from debates.streaming import register_local_loop
 from participants.services import participant_mark_returned
 from tests.support import persuasion as ps
@@ -216,6 +218,51 @@ def test_a_page_is_told_when_its_partner_left():
     snap = async_to_sync(body)()
     assert (snap["type"], snap["status"], snap["ended"]) == ("snapshot", "abandoned", True)
     assert snap["outcome"] == "Your partner left the dialogue. Thank you: press Continue to go on."
+
+
+def test_a_page_whose_clock_ends_the_dialogue_tells_its_partner_even_if_it_closes_meanwhile(
+    monkeypatch, settings
+):
+    """A participant returns the study on Prolific as they close the tab: their page's clock
+    check ends the dialogue, and the socket closes while that check is still in its thread.
+    The other page must still be told (it used to wait for ever: the closing cancelled the
+    check before its broadcast)."""
+    settings.PERSUASION_CHECK_SECONDS = 0.05
+    study = ps.dialogue_study(opponent="human")
+    _, a = at_dialogue(study)
+    _, b = at_dialogue(study)
+    dialogue = ps.dialogue_of(a)
+    ended, go = threading.Event(), threading.Event()
+    real_check = services.dialogue_check
+
+    def check_held_open(**kwargs):  # the real check; one that ended the dialogue waits for `go`
+        result = real_check(**kwargs)
+        if result:
+            ended.set()
+            go.wait(10)
+        return result
+
+    monkeypatch.setattr(services, "dialogue_check", check_held_open)
+
+    async def body():
+        layer = get_channel_layer()
+        partner_page = await layer.new_channel()  # b's page, listening to the dialogue's group
+        await layer.group_add(group_name(dialogue.pk), partner_page)
+        socket = connect(a.token)
+        assert (await socket.connect())[0]
+        await socket.receive_json()
+        await sync_to_async(participant_mark_returned)(participant=a)
+        assert await sync_to_async(ended.wait, thread_sensitive=False)(10)
+        closing = asyncio.ensure_future(socket.disconnect())  # the tab closes mid-check
+        await asyncio.sleep(0.3)
+        go.set()
+        await closing
+        return await asyncio.wait_for(layer.receive(partner_page), 5)
+
+    heard = async_to_sync(body)()
+    assert heard["payload"] == CHANGED
+    dialogue.refresh_from_db()
+    assert (dialogue.status, dialogue.end_reason) == ("abandoned", "partner_left")
 
 
 def test_illegal_and_unreadable_messages_get_errors_and_change_nothing():

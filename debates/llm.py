@@ -218,9 +218,15 @@ class _OpenAIBackend:
     name = "openai"
 
     def _kwargs(self, request: LLMRequest) -> dict:
+        # The messages go in `extra_body`, which the client merges into the JSON body as
+        # given (the same request on the wire): as `messages`, the client first walks every
+        # message against its parameters' type hints, which changes nothing in plain dicts of
+        # strings and cost 0.5 ms a request, more with a longer conversation (bench/live:
+        # 9 % of a worker's CPU in a burst of first turns).
         kwargs = {
             "model": request.model,
-            "messages": request.messages,
+            "messages": [],
+            "extra_body": {"messages": request.messages},
             "temperature": request.temperature,
             "max_tokens": request.max_tokens,
         }

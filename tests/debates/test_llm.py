@@ -65,6 +65,35 @@ def test_a_streamed_reply_arrives_piece_by_piece_with_usage(openai_backend):
     assert result.ttft_ms is not None and result.total_ms >= result.ttft_ms
 
 
+@pytest.mark.parametrize("streaming", [True, False])
+def test_a_conversation_reaches_the_model_exactly_as_built(openai_backend, streaming):
+    """Every message, in order, with its role and its text as given (the adapter hands them
+    to the client's body as they are, not through its parameter transform)."""
+    name = model(":tokens=5")
+    messages = [
+        {"role": "system", "content": "You argue that the claim is true.\n\n<sources>…</sources>"},
+        {"role": "user", "content": "Opening statement, please."},
+        {"role": "assistant", "content": 'The evidence says "yes": see source 2.'},
+        {"role": "user", "content": "Why should I trust it? Ünïcode & <tags> too."},
+    ]
+    req = llm.LLMRequest(model=name, messages=messages, max_tokens=50, temperature=0.3, seed=7)
+    recording = openai_backend.app.record_timing
+    openai_backend.app.record_timing = True
+    try:
+        result = stream(req)[0] if streaming else async_to_sync(llm.complete)(req)
+    finally:
+        openai_backend.app.record_timing = recording
+    assert result.text == fakellm.reply_text(name, messages)
+    assert result.tokens_in == sum(len(m["content"].split()) for m in messages)
+    if streaming:  # the server records what arrived, for streams
+        digests = [
+            t["messages_sha256"]
+            for t in openai_backend.stats()["timings"]
+            if t["scenario"] == fakellm.scenario_key(name)
+        ]
+        assert digests == [fakellm.messages_digest(messages)]
+
+
 def test_time_to_first_token_is_measured(openai_backend):
     result, _ = stream(request(model(":ttft=300:tokens=3")))
     assert result.ttft_ms >= 280

@@ -66,6 +66,39 @@ def test_the_relay_sends_at_most_ten_frames_a_second_from_a_model_writing_750_to
     assert max(gaps) < 0.1 + 0.1  # and no text waited much longer than the interval
 
 
+def test_a_replys_last_frame_waits_for_the_interval_the_browser_is_promised_not_the_stretched_one(
+    settings,
+):
+    """Under load the interval between frames is stretched (here ×3: three streams, one per
+    interval), but the end of a reply waits only until the plain interval is up since the
+    previous frame: the next speaker's turn starts after it."""
+    settings.LIVE_FLUSH_MS = 100
+    settings.LIVE_STREAMS_PER_INTERVAL = 1
+    frames: list[float] = []
+
+    async def send(frame: dict) -> None:
+        frames.append(time.monotonic())
+
+    async def stream() -> float:
+        relays = [Relay(turn_id=n, seq=1, send=send, heartbeat=alive, buffer=Buffer()) for n in (1, 2, 3)]
+        for relay in relays:
+            relay.start()
+        relay = relays[0]
+        await relay.on_text("first ")  # out at once
+        await asyncio.sleep(0.02)
+        await relay.on_text("last ")  # would wait 300 ms for the stretched interval
+        await relay.finish()
+        ended = time.monotonic()
+        for each in relays:
+            each.stop()
+        return ended
+
+    ended = asyncio.run(stream())
+    assert len(frames) == 2
+    assert 0.099 <= frames[1] - frames[0] < 0.2  # the plain interval, not 0.3 s
+    assert ended - frames[0] < 0.2
+
+
 @pytest.mark.postgres
 @pytest.mark.redis
 @pytest.mark.slow

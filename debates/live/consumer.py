@@ -12,7 +12,7 @@ from __future__ import annotations
 from django.utils.translation import gettext
 
 from debates.live import services as live_services
-from debates.live.realtime import EVENT, Error, JudgeMessage, abroadcast, group_name, stream_buffer
+from debates.live.realtime import EVENT, Error, JudgeMessage, abroadcast, group_name, payloads, stream_buffer
 from debates.live.runner import db
 from debates.live.tasks import dispatch, turns_start
 from debates.models import LiveSession, LiveTurn
@@ -137,8 +137,7 @@ class LiveSessionConsumer(ParticipantSocket):
         message = JudgeMessage(
             type="judge.message", seq=turn.seq, round=turn.round, target=turn.target, text=turn.text
         )
-        await abroadcast(self.session_id, message)
-        await abroadcast(self.session_id, state)
+        await abroadcast(self.session_id, message, state)
 
     async def retry(self) -> None:
         try:
@@ -152,6 +151,7 @@ class LiveSessionConsumer(ParticipantSocket):
         # Relayed events touch no database: skip Channels' per-message hop to a thread to
         # close old connections (a quarter of a pure relay's CPU).
         if message.get("type") == EVENT:
-            await self.send_json(message["payload"])
+            for payload in payloads(message):
+                await self.send_json(payload)
             return
         await super().dispatch(message)

@@ -92,14 +92,24 @@ def group_name(session_id: int) -> str:
     return f"live.{session_id}"
 
 
-def event(message: Message) -> dict:
-    """The channel layer message that carries `message` to the session's consumers."""
-    return {"type": EVENT, "payload": message}
+def event(*messages: Message) -> dict:
+    """The channel layer message that carries `messages` to the session's consumers, which
+    send them to the browser one by one, in order (`payload` for one, `payloads` for more)."""
+    if len(messages) == 1:
+        return {"type": EVENT, "payload": messages[0]}
+    return {"type": EVENT, "payloads": list(messages)}
 
 
-async def abroadcast(session_id: int, message: Message) -> None:
-    await get_channel_layer().group_send(group_name(session_id), event(message))
+def payloads(event: dict) -> list[Message]:
+    """The browser's messages an `event()` carries, in order."""
+    return event["payloads"] if "payloads" in event else [event["payload"]]
 
 
-def broadcast(session_id: int, message: Message) -> None:
-    async_to_sync(abroadcast)(session_id, message)
+async def abroadcast(session_id: int, *messages: Message) -> None:
+    """To every consumer of the session: messages sent together go in one channel layer
+    message (one publish and one delivery per server process, instead of one per message)."""
+    await get_channel_layer().group_send(group_name(session_id), event(*messages))
+
+
+def broadcast(session_id: int, *messages: Message) -> None:
+    async_to_sync(abroadcast)(session_id, *messages)

@@ -133,17 +133,17 @@ async def stream_turn(prepared: Prepared | None, start: Start | None = None) -> 
             ready.cancel()
 
     def finish() -> dict | None:
-        """Store the reply, start the next turn, record the call: one database trip."""
-        stored, due = live_services.turn_done(turn_id=turn.pk, text=result.text)
+        """Store the reply and create the next turn, start it, record the call: one
+        database trip; the session's state after the reply (None if not stored)."""
+        due, state = live_services.turn_done(turn_id=turn.pk, session_id=session.pk, text=result.text)
         if due is not None and start_now is not None:
             start_now(due.pk, 0.0)
         llm_call_record(session=session, turn=turn, role=role, config=config, request=request, result=result)
-        return live_services.state_of(session_id=session.pk) if stored else None
+        return state
 
     state = await db(finish)()
     if state is not None:
-        await abroadcast(session.pk, TurnEnd(type="turn.end", seq=turn.seq, text=result.text))
-        await abroadcast(session.pk, state)
+        await abroadcast(session.pk, TurnEnd(type="turn.end", seq=turn.seq, text=result.text), state)
     await stream_buffer().clear(turn.pk)
 
 

@@ -21,7 +21,7 @@ from debates import streaming
 from debates.live import runner
 from debates.live import services as live_services
 from debates.live import tasks as live_tasks
-from debates.live.realtime import EVENT, group_name, stream_buffer
+from debates.live.realtime import EVENT, group_name, payloads, stream_buffer
 from debates.models import DebaterConfig, LiveSession, LiveTurn
 from debates.streaming import Relay, _MemoryBuffer
 from devtools import fakellm
@@ -138,11 +138,15 @@ def test_a_judge_receives_the_first_token_while_the_model_holds_back_the_rest(
         channel = await layer.new_channel()
         await layer.group_add(group_name(session.pk), channel)
 
+        inbox: list[dict] = []
+
         async def next_message() -> dict:
-            message = await asyncio.wait_for(layer.receive(channel), 30)
-            assert message["type"] == EVENT
-            received.append(message["payload"])
-            return message["payload"]
+            if not inbox:
+                message = await asyncio.wait_for(layer.receive(channel), 30)
+                assert message["type"] == EVENT
+                inbox.extend(payloads(message))
+            received.append(inbox.pop(0))
+            return received[-1]
 
         writing = asyncio.ensure_future(runner.run_turn(turn.pk))
         try:
@@ -210,3 +214,22 @@ def test_a_question_stores_the_next_ai_turn_and_the_state_in_one_go(claim_study)
     assert LiveTurn.objects.get(pk=due.pk).speaker == "A"  # stored, with its id
     assert state == live_services.state_of(session_id=session.pk)  # what a reload would show
     assert state["next"] == "A"
+
+
+@pytest.mark.django_db
+def test_a_stored_reply_creates_the_next_turn_and_reads_the_state_in_one_go(claim_study):
+    session, turn = pending_turn(claim_study, "fake")  # debater A's opening
+    assert live_services.turn_claim(turn_id=turn.pk) is not None
+
+    due, state = live_services.turn_done(turn_id=turn.pk, session_id=session.pk, text="Opening.")
+    stored = LiveTurn.objects.get(pk=turn.pk)
+    assert (stored.status, stored.text, stored.error) == ("done", "Opening.", "")
+    assert (due.seq, due.speaker, due.round) == (2, "B", 1)
+    assert LiveTurn.objects.get(pk=due.pk).status == "pending"  # stored, with its id
+    assert state == live_services.state_of(session_id=session.pk)  # what a reload would show
+    assert state["next"] == "B" and not state["done"]
+
+    # Stored again (a worker that took the turn over, a duplicate): nothing changes.
+    assert live_services.turn_done(turn_id=turn.pk, session_id=session.pk, text="Other.") == (None, None)
+    assert LiveTurn.objects.get(pk=turn.pk).text == "Opening."
+    assert list(LiveTurn.objects.filter(session=session).values_list("seq", flat=True)) == [1, 2]

@@ -106,9 +106,18 @@ async def stream_turn(prepared: Prepared | None, start: Start | None = None) -> 
             await ready
         await relay.on_text(piece)
 
+    storing: asyncio.Future | None = None
+    failure: Exception | None = None
     try:
         result = await llm.stream(request, on_text)
         await ready
+        # The reply is stored and the next turn created while the last frame waits for its
+        # time (up to a frame interval); the end is told and the next turn started once that
+        # frame is out, so the judge still hears them in order (bench/live: the wait was in
+        # every next speaker's time to first token).
+        storing = asyncio.ensure_future(
+            db(live_services.turn_done)(turn_id=turn.pk, session_id=session.pk, text=result.text)
+        )
         await relay.finish()
     except llm.LLMError as error:
         await asyncio.gather(ready, return_exceptions=True)  # turn.start before what follows
@@ -120,30 +129,37 @@ async def stream_turn(prepared: Prepared | None, start: Start | None = None) -> 
         return
     except Exception as error:  # a bug must not leave the turn spinning: fail it visibly
         await asyncio.gather(ready, return_exceptions=True)
-        # Passing trouble (Redis or the database dropped a connection) is written again at
-        # once; anything else is a bug, failed for the judge to try again.
-        retryable = transient(error)
-        log.log(logging.WARNING if retryable else logging.ERROR, "turn %s failed", turn.pk, exc_info=True)
-        failure = llm.LLMError("error", str(error)[:200], retryable=retryable)
-        await _after_failure(turn, failure, shown=relay.sent > 0, start=start)
-        return
+        failure = error
     finally:
         relay.stop()
         if not ready.done():  # cancelled: do not leave it running
             ready.cancel()
+    stored = (await asyncio.gather(storing, return_exceptions=True))[0] if storing is not None else None
+    if failure is not None and not (isinstance(stored, tuple) and stored[1] is not None):
+        # Not stored: passing trouble (Redis or the database dropped a connection) is written
+        # again at once; anything else is a bug, failed for the judge to try again.
+        retryable = transient(failure)
+        log.log(logging.WARNING if retryable else logging.ERROR, "turn %s failed", turn.pk, exc_info=failure)
+        error = llm.LLMError("error", str(failure)[:200], retryable=retryable)
+        await _after_failure(turn, error, shown=relay.sent > 0, start=start)
+        return
+    if failure is not None:  # stored: only the last frame was lost (the end carries the text)
+        log.warning("turn %s: its last frame was not sent", turn.pk, exc_info=failure)
+    if isinstance(stored, BaseException):
+        raise stored
+    due, state = stored
 
-    def finish() -> dict | None:
-        """Store the reply and create the next turn, start it, record the call: one
-        database trip; the session's state after the reply (None if not stored)."""
-        due, state = live_services.turn_done(turn_id=turn.pk, session_id=session.pk, text=result.text)
+    def after() -> None:
+        """Start the next turn and record the call: one database trip."""
         if due is not None and start_now is not None:
             start_now(due.pk, 0.0)
         llm_call_record(session=session, turn=turn, role=role, config=config, request=request, result=result)
-        return state
 
-    state = await db(finish)()
-    if state is not None:
-        await abroadcast(session.pk, TurnEnd(type="turn.end", seq=turn.seq, text=result.text), state)
+    try:
+        if state is not None:
+            await abroadcast(session.pk, TurnEnd(type="turn.end", seq=turn.seq, text=result.text), state)
+    finally:  # the next turn starts even if Redis is out (its worker says turn.start itself)
+        await db(after)()
     await stream_buffer().clear(turn.pk)
 
 

@@ -414,6 +414,41 @@ class TestTurns:
         turn.refresh_from_db()
         assert turn.status == "done" and turn.attempts == 2 and turn.text
 
+    def test_a_reply_whose_last_frame_is_lost_is_stored_once_and_the_next_turn_started(
+        self, claim_study, monkeypatch
+    ):
+        """The reply is stored while its last frame waits for its time: Redis dropping that
+        frame loses only the frame (the end carries the whole text, a reconnection reads it
+        from the database); the reply is not written again and the next speaker starts."""
+        w, session = at_claim(claim_study)
+        answer_initial(w)
+        turn = LiveTurn.objects.get(session=session)
+        real = runner.stream_buffer()
+
+        class Dropping:
+            """The stream buffer, whose connection drops on the second append: the last frame
+            (the first goes out at once, the rest of an instant reply waits for the interval)."""
+
+            appends = 0
+
+            def __getattr__(self, name):
+                return getattr(real, name)
+
+            async def append(self, turn_id, text):
+                Dropping.appends += 1
+                if Dropping.appends == 2:
+                    raise redis.exceptions.ConnectionError("Connection closed by server.")
+                await real.append(turn_id, text)
+
+        monkeypatch.setattr(runner, "stream_buffer", Dropping)
+        started = []
+        async_to_sync(runner.run_turn)(turn.pk, start=lambda pk, delay: started.append(pk))
+        turn.refresh_from_db()
+        assert Dropping.appends == 2
+        assert turn.status == "done" and turn.attempts == 1 and turn.text
+        due = LiveTurn.objects.get(session=session, seq=turn.seq + 1)
+        assert due.status == "pending" and started == [due.pk]
+
     def test_a_turn_with_no_attempts_left_fails_visibly(self, claim_study):
         from datetime import timedelta
 

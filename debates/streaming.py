@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import logging
 import threading
 import time
 import weakref
@@ -34,6 +35,8 @@ from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import close_old_connections, connection
+
+log = logging.getLogger(__name__)
 
 # --- The stream buffer -------------------------------------------------------------------
 
@@ -287,7 +290,14 @@ class Relay:
         self.last_flush = time.monotonic()
         task = asyncio.ensure_future(self.flush())
         self._flushing.add(task)
-        task.add_done_callback(self._flushing.discard)
+        task.add_done_callback(self._flushed)
+
+    def _flushed(self, task: asyncio.Task) -> None:
+        self._flushing.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            # The next frame's offset tells the browser text is missing (it asks to resync);
+            # a turn that fails meanwhile reports its own trouble.
+            log.warning("turn %s: a frame was not sent", self.turn_id, exc_info=task.exception())
 
     async def flush(self) -> None:
         """Send what is pending (in order: frames never overtake each other)."""
@@ -398,6 +408,14 @@ def drain(timeout: float) -> bool:
     return True
 
 
+def _finished(task: asyncio.Task) -> None:
+    """A spawned coroutine is over: its failure is logged now, with what it was (rather than
+    as asyncio's "exception was never retrieved" whenever the task is collected)."""
+    _tasks.discard(task)
+    if not task.cancelled() and task.exception() is not None:
+        log.error("%s failed", task.get_coro().__qualname__, exc_info=task.exception())
+
+
 def spawn(coroutine: Callable[[], Awaitable], loop: asyncio.AbstractEventLoop | None = None) -> None:
     """Run `coroutine()` on the embedded server's loop if there is one, else this process's
     background loop. A fresh context: the caller may be a request's sync thread, whose
@@ -408,6 +426,6 @@ def spawn(coroutine: Callable[[], Awaitable], loop: asyncio.AbstractEventLoop | 
     def start() -> None:
         task = target.create_task(coroutine(), context=contextvars.Context())
         _tasks.add(task)
-        task.add_done_callback(_tasks.discard)
+        task.add_done_callback(_finished)
 
     target.call_soon_threadsafe(start, context=contextvars.Context())

@@ -150,3 +150,35 @@ def live_env(model_server, settings):
     settings.LLM_BACKEND = "openai"
     settings.OPENAI_BASE_URL = model_server.base_url
     return {**LIVE_ENV, "OPENAI_BASE_URL": model_server.base_url}
+
+
+def test_a_frame_lost_on_the_way_is_logged_with_its_turn(settings, caplog):
+    """A timer's frame that Redis drops is reported with its turn at once (the browser
+    learns of the gap from the next frame's offset), not left to asyncio's "exception was
+    never retrieved" whenever the task is collected."""
+    settings.LIVE_FLUSH_MS = 100
+
+    class Failing:
+        calls = 0
+
+        async def append(self, turn_id: int, text: str) -> None:
+            Failing.calls += 1
+            if Failing.calls == 2:
+                raise ConnectionError("Connection closed by server.")
+
+    async def send(frame: dict) -> None:
+        pass
+
+    async def stream() -> None:
+        relay = Relay(turn_id=7, seq=1, send=send, heartbeat=alive, buffer=Failing())
+        relay.start()
+        await relay.on_text("first ")  # out at once
+        await relay.on_text("second ")  # waits for the timer, whose frame fails
+        await asyncio.sleep(0.2)
+        relay.stop()
+
+    with caplog.at_level("WARNING"):
+        asyncio.run(stream())
+    assert Failing.calls == 2
+    lost = [r for r in caplog.records if r.getMessage() == "turn 7: a frame was not sent"]
+    assert len(lost) == 1 and isinstance(lost[0].exc_info[1], ConnectionError)

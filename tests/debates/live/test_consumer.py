@@ -5,8 +5,10 @@ import logging
 
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
+from django.utils import timezone
 
 from config.asgi import application
+from debates import streaming
 from debates.live import tasks as live_tasks
 from debates.models import LiveSession, LiveTurn
 from tests.support.cast import Walker
@@ -112,8 +114,12 @@ def test_a_whole_round_streams_and_the_judge_can_ask(claim_study):
 
 def test_a_message_out_of_turn_gets_an_error_and_changes_nothing(claim_study):
     w, session = chat_phase(claim_study)
-    w.submit({"answer": "true", "confidence": "30"})
-    LiveTurn.objects.filter(session=session).update(status="streaming")  # an AI is writing
+    w.submit({"answer": "true", "confidence": "30"})  # the debaters' openings are written...
+    assert streaming.drain(30)  # ... in the background: wait, so that nothing runs meanwhile
+    last = LiveTurn.objects.filter(session=session).order_by("-seq").first()
+    LiveTurn.objects.filter(pk=last.pk).update(
+        status="streaming", heartbeat_at=timezone.now()
+    )  # an AI is writing
     token = session.participant.token
 
     async def body():

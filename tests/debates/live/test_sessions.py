@@ -421,6 +421,9 @@ class TestTurns:
         frame loses only the frame (the end carries the whole text, a reconnection reads it
         from the database); the reply is not written again and the next speaker starts."""
         w, session = at_claim(claim_study)
+        LiveSession.objects.filter(pk=session.pk).update(  # a debate: debater B speaks next
+            protocol="debate", side_a="true", debater_b=session.debater_a_id
+        )
         answer_initial(w)
         turn = LiveTurn.objects.get(session=session)
         real = runner.stream_buffer()

@@ -293,11 +293,10 @@ class Relay:
         task.add_done_callback(self._flushed)
 
     def _flushed(self, task: asyncio.Task) -> None:
+        # The next frame's offset tells the browser text is missing (it asks to resync); a
+        # turn that fails meanwhile reports its own trouble.
         self._flushing.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            # The next frame's offset tells the browser text is missing (it asks to resync);
-            # a turn that fails meanwhile reports its own trouble.
-            log.warning("turn %s: a frame was not sent", self.turn_id, exc_info=task.exception())
+        log_failure(task, logging.WARNING, "turn %s: a frame was not sent", self.turn_id)
 
     async def flush(self) -> None:
         """Send what is pending (in order: frames never overtake each other)."""
@@ -321,8 +320,8 @@ class Relay:
         """Send the rest: when its frame's time is not yet up, after the wait, so even a
         reply's last frame keeps to the rate the browser is promised (MAX_FRAMES_PER_SECOND).
         The interval is not stretched for this wait: the stretch spares a loaded worker
-        frames, and there is no frame after this one, while the next speaker's turn waits
-        for it (bench/live, 100 judges: stretched ×2, it was ~100 ms of B's first token)."""
+        frames, and there is no frame after this one (above LIVE_STREAMS_PER_INTERVAL streams
+        a process, the stretched wait would be up to several intervals)."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -408,12 +407,16 @@ def drain(timeout: float) -> bool:
     return True
 
 
-def _finished(task: asyncio.Task) -> None:
-    """A spawned coroutine is over: its failure is logged now, with what it was (rather than
-    as asyncio's "exception was never retrieved" whenever the task is collected)."""
-    _tasks.discard(task)
+def log_failure(task: asyncio.Task, level: int, message: str, *args) -> None:
+    """For a finished task: its failure, if any, logged now with `message` (rather than as
+    asyncio's "exception was never retrieved" whenever the task is collected)."""
     if not task.cancelled() and task.exception() is not None:
-        log.error("%s failed", task.get_coro().__qualname__, exc_info=task.exception())
+        log.log(level, message, *args, exc_info=task.exception())
+
+
+def _finished(task: asyncio.Task) -> None:
+    _tasks.discard(task)
+    log_failure(task, logging.ERROR, "%s failed", task.get_coro().__qualname__)
 
 
 def spawn(coroutine: Callable[[], Awaitable], loop: asyncio.AbstractEventLoop | None = None) -> None:

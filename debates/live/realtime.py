@@ -94,15 +94,13 @@ def group_name(session_id: int) -> str:
 
 def event(*messages: Message) -> dict:
     """The channel layer message that carries `messages` to the session's consumers, which
-    send them to the browser one by one, in order (`payload` for one, `payloads` for more)."""
-    if len(messages) == 1:
-        return {"type": EVENT, "payload": messages[0]}
+    send them to the browser one by one, in order."""
     return {"type": EVENT, "payloads": list(messages)}
 
 
 def payloads(event: dict) -> list[Message]:
     """The browser's messages an `event()` carries, in order."""
-    return event["payloads"] if "payloads" in event else [event["payload"]]
+    return event["payloads"]
 
 
 async def abroadcast(session_id: int, *messages: Message) -> None:

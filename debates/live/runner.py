@@ -134,8 +134,10 @@ async def stream_turn(prepared: Prepared | None, start: Start | None = None) -> 
         relay.stop()
         if not ready.done():  # cancelled: do not leave it running
             ready.cancel()
-    stored = (await asyncio.gather(storing, return_exceptions=True))[0] if storing is not None else None
-    if failure is not None and not (isinstance(stored, tuple) and stored[1] is not None):
+    # What storing gave: (due, state), (None, None) if the turn was taken over, or its error.
+    outcome = (await asyncio.gather(storing, return_exceptions=True))[0] if storing is not None else None
+    stored = isinstance(outcome, tuple) and outcome[1] is not None
+    if failure is not None and not stored:
         # Not stored: passing trouble (Redis or the database dropped a connection) is written
         # again at once; anything else is a bug, failed for the judge to try again.
         retryable = transient(failure)
@@ -145,9 +147,9 @@ async def stream_turn(prepared: Prepared | None, start: Start | None = None) -> 
         return
     if failure is not None:  # stored: only the last frame was lost (the end carries the text)
         log.warning("turn %s: its last frame was not sent", turn.pk, exc_info=failure)
-    if isinstance(stored, BaseException):
-        raise stored
-    due, state = stored
+    if isinstance(outcome, BaseException):
+        raise outcome
+    due, state = outcome
 
     def after() -> None:
         """Start the next turn and record the call: one database trip."""

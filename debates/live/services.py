@@ -324,13 +324,6 @@ def session_state(session: LiveSession, turns: list[LiveTurn]) -> dict:
     }
 
 
-def state_of(*, session_id: int) -> dict:
-    session = _SESSION.one(pk=session_id)
-    if session is None:
-        raise LiveSession.DoesNotExist(f"no live session {session_id}")
-    return session_state(session, _TURNS.rows(session_id=session_id))
-
-
 def turns_before(turn: LiveTurn) -> list[LiveTurn]:
     """The session's turns before this one, in order (what its prompt is built from)."""
     return [t for t in _TURNS.rows(session_id=turn.session_id) if t.seq < turn.seq]  # a dozen at most
@@ -481,7 +474,6 @@ _SESSION_LOCKED_ANY = CompiledQuery(
     lambda *, pk: LiveSession.objects.select_for_update().filter(pk=pk).order_by()
 )
 _TURNS = CompiledQuery(lambda *, session_id: LiveTurn.objects.filter(session_id=session_id).order_by("seq"))
-_SESSION = CompiledQuery(lambda *, pk: LiveSession.objects.filter(pk=pk).order_by())
 _TURN_TO_WRITE = CompiledQuery(
     lambda *, pk: (
         LiveTurn.objects.select_related(

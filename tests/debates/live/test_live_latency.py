@@ -102,6 +102,11 @@ def model_server():
         yield running
 
 
+def reloaded_state(session: LiveSession) -> dict:
+    """The state a (re)connecting judge's snapshot shows, read afresh."""
+    return live_services.live_snapshot(LiveSession.objects.get(pk=session.pk))["state"]
+
+
 def pending_turn(study, model: str, protocol: str = "debate") -> tuple[LiveSession, LiveTurn]:
     """A session whose judge has just given the initial judgement: the first AI turn (debater
     A's, or the consultant's) is due and nobody is writing it yet."""
@@ -212,7 +217,7 @@ def test_a_question_stores_the_next_ai_turn_and_the_state_in_one_go(claim_study)
     assert (asked.seq, asked.speaker, asked.text, asked.status) == (3, "J", "Why?", "done")
     assert (due.seq, due.speaker, due.round, due.status) == (4, "A", 2, "pending")
     assert LiveTurn.objects.get(pk=due.pk).speaker == "A"  # stored, with its id
-    assert state == live_services.state_of(session_id=session.pk)  # what a reload would show
+    assert state == reloaded_state(session)
     assert state["next"] == "A"
 
 
@@ -226,7 +231,7 @@ def test_a_stored_reply_creates_the_next_turn_and_reads_the_state_in_one_go(clai
     assert (stored.status, stored.text, stored.error) == ("done", "Opening.", "")
     assert (due.seq, due.speaker, due.round) == (2, "B", 1)
     assert LiveTurn.objects.get(pk=due.pk).status == "pending"  # stored, with its id
-    assert state == live_services.state_of(session_id=session.pk)  # what a reload would show
+    assert state == reloaded_state(session)
     assert state["next"] == "B" and not state["done"]
 
     # Stored again (a worker that took the turn over, a duplicate): nothing changes.

@@ -2,6 +2,8 @@
 in the pool (a database restart, a killed backend, a firewall's idle timeout) is not lent to
 the next request, which would fail with it."""
 
+import time
+
 import psycopg
 import pytest
 from django.db import connection
@@ -41,3 +43,19 @@ def test_connections_killed_in_the_pool_are_replaced_before_they_are_lent():
         assert Participant.objects.count() == 0
         assert backend_pid() != first
         connection.close()
+
+
+def test_a_request_meeting_several_dead_connections_in_the_pool_does_not_wait():
+    """psycopg_pool's own check sleeps 1 s, then 2 s… after each dead connection it meets;
+    with every idle connection killed, a request took the next at once here, not 3 s later."""
+    pool = connection.pool
+    held = [pool.getconn() for _ in range(3)]  # three connections idle in the pool...
+    for each in held:
+        pool.putconn(each)
+    connection.close()
+    assert terminate_all() >= 3  # ... all killed
+
+    started = time.monotonic()
+    assert Participant.objects.count() == 0
+    assert time.monotonic() - started < 0.9  # the pool's first back-off alone is 0.9-1.1 s
+    connection.close()

@@ -59,7 +59,7 @@ def test_database_and_redis_urls_switch_to_production_parts():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == [
-        "django.db.backends.postgresql",
+        "common.postgresql",
         "rostrum",
         "db.example",
         "6543",

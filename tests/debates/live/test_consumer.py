@@ -29,6 +29,15 @@ def chat_phase(study, protocol="debate") -> tuple[Walker, LiveSession]:
     return w, session
 
 
+def an_ai_writing(session: LiveSession) -> None:
+    """After the initial judgement: the debaters' openings, written in the background, are
+    waited for (so nothing runs meanwhile), then the last is marked as being written (a
+    fresh heartbeat: nobody else takes it)."""
+    assert streaming.drain(30)
+    last = LiveTurn.objects.filter(session=session).order_by("-seq").first()
+    LiveTurn.objects.filter(pk=last.pk).update(status="streaming", heartbeat_at=timezone.now())
+
+
 def connect(token: str) -> ASGIWebsocket:
     return ASGIWebsocket(application, f"/ws/live/{token}/")
 
@@ -114,12 +123,8 @@ def test_a_whole_round_streams_and_the_judge_can_ask(claim_study):
 
 def test_a_message_out_of_turn_gets_an_error_and_changes_nothing(claim_study):
     w, session = chat_phase(claim_study)
-    w.submit({"answer": "true", "confidence": "30"})  # the debaters' openings are written...
-    assert streaming.drain(30)  # ... in the background: wait, so that nothing runs meanwhile
-    last = LiveTurn.objects.filter(session=session).order_by("-seq").first()
-    LiveTurn.objects.filter(pk=last.pk).update(
-        status="streaming", heartbeat_at=timezone.now()
-    )  # an AI is writing
+    w.submit({"answer": "true", "confidence": "30"})
+    an_ai_writing(session)
     token = session.participant.token
 
     async def body():
@@ -176,7 +181,7 @@ def test_a_german_judge_is_answered_in_german(claim_study):
     w, session = chat_phase(claim_study)
     w.submit({"answer": "true", "confidence": "30"})
     Participant.objects.filter(pk=session.participant_id).update(language="de")
-    LiveTurn.objects.filter(session=session).update(status="streaming")
+    an_ai_writing(session)
     token = session.participant.token
 
     async def body():

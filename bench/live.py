@@ -342,6 +342,8 @@ def streams_phase(url, judges, work, counters, args, label) -> tuple[dict, dict,
         profilers = start_profilers(args, counters, label) if args.profile and label == "streams" else []
         before = counters.read()
         client.say("GO")
+        if args.cpu_window and label == "streams":
+            print_cpu_window(counters, before, client.process.pid, args.cpu_window)
         result = client.result(args.timeout + 60)
         after = counters.read()
         result["other_processes"] = counters.others(before, after, client.process.pid)
@@ -354,6 +356,19 @@ def streams_phase(url, judges, work, counters, args, label) -> tuple[dict, dict,
             profiler.kill()
             profiler.wait()
     return ready, result, Counters.delta(before, after)
+
+
+def print_cpu_window(counters: Counters, before: dict, client_pid: int, seconds: float) -> None:
+    """Each party's CPU over the first `seconds` after GO (--cpu-window): with a slow model
+    (`--model fake-bench:ttft=3000:...`), what the burst of questions and first turns costs
+    before any token is streamed."""
+    client_before = procstat.tree_cpu(client_pid)
+    time.sleep(max(0.0, before["t"] + seconds - time.time()))
+    now = counters.read()
+    spent = Counters.delta(before, now)
+    spent["client"] = procstat.tree_cpu(client_pid) - client_before
+    parts = ", ".join(f"{k} {v:.2f} s" for k, v in spent.items() if k != "t")
+    print(f"[bench] CPU in the first {spent['t']:.2f} s after GO: {parts}", flush=True)
 
 
 def start_profilers(args, counters: Counters, label: str) -> list[subprocess.Popen]:
@@ -869,6 +884,13 @@ def parse_args() -> argparse.Namespace:
         default=0,
         metavar="S",
         help="py-spy the server and workers for S s of the streams",
+    )
+    parser.add_argument(
+        "--cpu-window",
+        type=float,
+        default=0,
+        metavar="S",
+        help="also print each party's CPU over the first S s after GO (with a slow model: the burst)",
     )
     parser.add_argument(
         "--flush-ms", type=int, default=None, help="LIVE_FLUSH_MS for server and workers (default: the app's)"

@@ -23,6 +23,7 @@ from config.admission import HTTPConcurrencyLimit  # noqa: E402
 from config.embedded import start_beat  # noqa: E402
 from config.limits import Limits, RequestLimits  # noqa: E402
 from config.routing import websocket_urlpatterns  # noqa: E402
+from debates import llm  # noqa: E402
 from debates.streaming import register_local_loop  # noqa: E402
 
 
@@ -102,6 +103,9 @@ class RegisterLoop:
         start_beat(loop)
         await self.app(scope, receive, send)
 
+
+if settings.CELERY_TASK_ALWAYS_EAGER:  # the embedded default writes turns on this server's loop
+    llm.warm()
 
 django_asgi_app = SharedThreadASGIHandler()
 

@@ -506,5 +506,12 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}, "axes.apps": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        "axes.apps": {"level": "WARNING"},
+        # The model client's HTTP library logs every request at INFO: a line per AI turn and
+        # per judge call, which the call log (debates.call_log) records better.
+        "httpx2": {"level": "WARNING"},
+        "httpx": {"level": "WARNING"},
+    },
 }

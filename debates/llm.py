@@ -87,6 +87,17 @@ class LLMResult:
 OnText = Callable[[str], Awaitable[None]]
 
 
+def warm() -> None:
+    """Import what the configured backend calls with: the openai SDK and its HTTP library
+    take a second or more to import (more on a loaded machine). Called where turns run, as
+    the process starts (a Celery worker when ready, the embedded server): imported by the
+    first turn instead, they held the loop that streams every turn of the process, and the
+    heartbeats with it (tests/debates/live: a live turn taken over by a second writer)."""
+    if backend_name() == "openai":
+        import aiohttp  # noqa: F401 - the client's transport (_client)
+        import openai  # noqa: F401
+
+
 def backend_name() -> str:
     return settings.LLM_BACKEND
 
@@ -136,9 +147,17 @@ def backoff(number: int, retry_after: float | None) -> float:
 _clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _client():
-    """One AsyncOpenAI client per event loop (its HTTP pool belongs to the loop)."""
-    from openai import AsyncOpenAI
+async def _client():
+    """One AsyncOpenAI client per event loop (its connections belong to the loop).
+
+    Its HTTP goes through aiohttp (`openai.DefaultAioHttpClient`, the SDK's own option for
+    many concurrent requests) rather than the default httpx2: httpx2's pool probes the socket
+    of every idle connection each time a request is assigned or a response closed, so a
+    worker streaming fifty replies paid for fifty probes per request; a streamed request
+    cost its worker 4-5 ms of CPU there against 1.4-2 ms on aiohttp (bench/README, "the
+    model client"). The client is closed when its loop shuts down (`_closed_with_loop`): a
+    loop of `asyncio.run()` or `async_to_sync()` does not outlive its call."""
+    from openai import AsyncOpenAI, DefaultAioHttpClient
 
     per_loop = _clients.setdefault(asyncio.get_running_loop(), {})
     key = (settings.OPENAI_BASE_URL, settings.OPENAI_API_KEY, settings.LLM_TIMEOUT_S)
@@ -149,9 +168,22 @@ def _client():
             api_key=settings.OPENAI_API_KEY or "none",
             max_retries=0,  # retries are ours: they must not repeat a stream already shown
             timeout=settings.LLM_TIMEOUT_S,
+            http_client=DefaultAioHttpClient(timeout=settings.LLM_TIMEOUT_S),
         )
         per_loop[key] = client
+        closer = per_loop[key, "closer"] = _closed_with_loop(client)
+        await closer.__anext__()
     return client
+
+
+async def _closed_with_loop(client):
+    """Held at its `yield` for the loop's life: a loop that shuts down (`asyncio.run`,
+    `async_to_sync`) closes the async generators still open, and so this client's
+    connections, rather than leaving them to the garbage collector's warnings."""
+    try:
+        yield
+    finally:
+        await client.close()
 
 
 def _map_error(error: Exception, partial: str = "") -> LLMError:
@@ -239,7 +271,7 @@ class _OpenAIBackend:
     async def complete(self, request: LLMRequest) -> LLMResult:
         started = time.monotonic()
         try:
-            reply = await _client().chat.completions.create(**self._kwargs(request))
+            reply = await (await _client()).chat.completions.create(**self._kwargs(request))
             text = reply.choices[0].message.content
         except Exception as error:  # noqa: BLE001 - every failure becomes an LLMError
             raise _map_error(error) from error
@@ -267,7 +299,7 @@ class _OpenAIBackend:
         first: float | None = None
         usage: dict = {}
         try:
-            stream = _client().chat.completions.with_streaming_response.create(
+            stream = (await _client()).chat.completions.with_streaming_response.create(
                 **self._kwargs(request), stream=True, stream_options={"include_usage": True}
             )
             async with stream as response:

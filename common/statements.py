@@ -22,12 +22,26 @@ from django.db import connections, router
 from django.db.models import Model
 
 
+def padded(values: Sequence) -> list:
+    """The values of an `IN (…)` list, repeated at the end up to the next power of two: the
+    statement's text depends on the list's length, and a burst's lists of 1 to 100 values
+    then take 8 texts rather than 100 (each built, and prepared by the database, once). A
+    repeated value changes nothing in `IN`."""
+    values = list(values)
+    size = 1
+    while size < len(values):
+        size *= 2
+    return values + values[-1:] * (size - len(values))
+
+
 class Statement:
     """`UPDATE table SET set… WHERE where…` or `INSERT INTO table (columns…) VALUES …`.
 
     `sets` and `columns` name fields whose values are passed at run time (`None` for NULL);
-    `where` names fields compared with `=` to values passed at run time, and `where_null`
-    fields that must be NULL; `literal_nulls` are fields set to NULL by the statement itself.
+    `where` names fields compared with `=` to values passed at run time, `where_in` a field
+    that must be one of a list of values passed at run time (an UPDATE of several rows), and
+    `where_null` fields that must be NULL; `literal_nulls` are fields set to NULL by the
+    statement itself.
     """
 
     def __init__(
@@ -38,6 +52,7 @@ class Statement:
         literal_nulls: Sequence[str] = (),
         where: Sequence[str] = (),
         where_null: Sequence[str] = (),
+        where_in: str = "",
         insert: Sequence[str] = (),
     ) -> None:
         if bool(insert) == bool(sets or literal_nulls):
@@ -45,17 +60,19 @@ class Statement:
         self.model = model
         self.sets, self.literal_nulls = tuple(sets), tuple(literal_nulls)
         self.where, self.where_null, self.insert = tuple(where), tuple(where_null), tuple(insert)
+        self.where_in = where_in
 
     @cached_property
     def _fields(self) -> dict:
         meta = self.model._meta
         names = {*self.sets, *self.literal_nulls, *self.where, *self.where_null, *self.insert}
+        names |= {self.where_in} if self.where_in else set()
         return {name: meta.pk if name == "pk" else meta.get_field(name) for name in names}
 
     def _column(self, connection, name: str) -> str:
         return connection.ops.quote_name(self._fields[name].column)
 
-    def _sql(self, connection, rows: int = 1) -> str:
+    def _sql(self, connection, rows: int = 1, among: int = 0) -> str:
         table = connection.ops.quote_name(self.model._meta.db_table)
         column = lambda name: self._column(connection, name)  # noqa: E731
         if self.insert:
@@ -67,6 +84,8 @@ class Statement:
         sets += [f"{column(name)} = NULL" for name in self.literal_nulls]
         conditions = [f"{column(name)} = %s" for name in self.where]
         conditions += [f"{column(name)} IS NULL" for name in self.where_null]
+        if self.where_in:
+            conditions.append(f"{column(self.where_in)} IN ({', '.join(['%s'] * among)})")
         where = " AND ".join(conditions) or "1 = 1"
         return f"UPDATE {table} SET {', '.join(sets)} WHERE {where}"  # noqa: S608 - as above
 
@@ -79,29 +98,40 @@ class Statement:
             for name, value in zip(names, values, strict=True)
         ]
 
-    def update(self, sets: Sequence = (), where: Sequence = ()) -> int:
-        """Run the UPDATE; the number of rows it changed."""
+    def update(self, sets: Sequence = (), where: Sequence = (), among: Sequence = ()) -> int:
+        """Run the UPDATE (`among`: the values of `where_in`, one at least); the number of rows
+        it changed."""
+        if bool(self.where_in) != bool(among):
+            raise ValueError("values for where_in, and only for it, are required")
         connection = connections[router.db_for_write(self.model)]
         params = self._prepared(connection, self.sets, sets) + self._prepared(connection, self.where, where)
+        among = padded(among)
+        params += self._prepared(connection, [self.where_in] * len(among), among)
         with connection.cursor() as cursor:
-            cursor.execute(self._sql_for(connection, 1), params)
+            cursor.execute(self._sql_for(connection, 1, len(among)), params)
             return cursor.rowcount
 
-    def insert_rows(self, rows: Sequence[Sequence]) -> None:
-        """Run the INSERT for these rows (one statement); nothing for no rows."""
+    def insert_rows(self, rows: Sequence[Sequence], returning: bool = False) -> list:
+        """Run the INSERT for these rows (one statement); nothing for no rows. With
+        `returning`, the new rows' primary keys, in the rows' order (as Django's bulk_create
+        reads them: PostgreSQL, and SQLite 3.35 or later)."""
         if not rows:
-            return
+            return []
         connection = connections[router.db_for_write(self.model)]
         params = []
         for row in rows:
             params += self._prepared(connection, self.insert, row)
+        sql = self._sql_for(connection, len(rows))
+        if returning:
+            sql += f" RETURNING {connection.ops.quote_name(self.model._meta.pk.column)}"
         with connection.cursor() as cursor:
-            cursor.execute(self._sql_for(connection, len(rows)), params)
+            cursor.execute(sql, params)
+            return [row[0] for row in cursor.fetchall()] if returning else []
 
-    def _sql_for(self, connection, rows: int) -> str:
+    def _sql_for(self, connection, rows: int, among: int = 0) -> str:
         cache = self.__dict__.setdefault("_cache", {})
-        key = (connection.vendor, rows)
+        key = (connection.vendor, rows, among)
         sql = cache.get(key)
         if sql is None:
-            sql = cache[key] = self._sql(connection, rows)
+            sql = cache[key] = self._sql(connection, rows, among)
         return sql

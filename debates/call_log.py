@@ -13,7 +13,19 @@ from debates import llm
 from debates.models import JobItem, LiveSession, LiveTurn, LLMCall, PersuasionDialogue, PersuasionTurn
 
 
-def llm_call_record(
+def llm_call_record(**call) -> LLMCall:
+    """Store one call (see `llm_call_row`)."""
+    row = llm_call_row(**call)
+    row.save(force_insert=True)
+    return row
+
+
+def llm_calls_save(rows: list[LLMCall]) -> None:
+    """Store calls built by `llm_call_row`, in one INSERT (a worker's turns that end together)."""
+    LLMCall.objects.bulk_create(rows)
+
+
+def llm_call_row(
     *,
     role: str,
     config: Any,
@@ -26,7 +38,7 @@ def llm_call_record(
     dialogue_turn: PersuasionTurn | None = None,
     job_item: JobItem | None = None,
 ) -> LLMCall:
-    """Store one call, successful (`result`) or not (`error`). `config` is whatever set the
+    """One call, successful (`result`) or not (`error`), to store. `config` is whatever set the
     call up (a debater configuration, …): its `template_version` and its prices per million
     tokens (`price_in_per_mtok`, `price_out_per_mtok`) are recorded when it has them."""
     source = result or error
@@ -37,7 +49,7 @@ def llm_call_record(
     study_id = session.participant.study_id if session else dialogue.study_id if dialogue else None
     if job_item is not None and study_id is None:
         study_id = _job_study_id(job_item)
-    return LLMCall.objects.create(
+    return LLMCall(
         study_id=study_id,
         session=session,
         turn=turn,

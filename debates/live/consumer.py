@@ -17,6 +17,7 @@ from debates.live.runner import db
 from debates.live.tasks import dispatch, turns_start
 from debates.models import LiveSession, LiveTurn
 from debates.sockets import UNREADABLE, ParticipantSocket, participant_or_refusal
+from debates.streaming import Gathered
 from participants.i18n import participant_language
 from participants.services import participant_current_step
 
@@ -52,14 +53,18 @@ def kick(session_id: int) -> None:
         dispatch(last.pk)  # a no-op if a live worker holds it
 
 
-def ask_and_start(*, languages: tuple[str, str], **kwargs) -> tuple[LiveTurn, dict]:
-    """The judge's message, stored; the AI turn it makes due is started. Returns the message
-    and the session's state after it, read in the same transaction (a refusal's message in
-    the participant's language)."""
-    with participant_language(*languages):
-        turn, due, state = live_services.judge_ask_with_state(**kwargs)
-    turns_start([due])
-    return turn, state
+def asks_store_and_start(asks: list[live_services.Ask]) -> list[tuple[LiveTurn, dict] | Exception]:
+    """Judges' messages, stored (`services.judge_asks`: one transaction for them all); the AI
+    turns they make due are started. For each: the message and the session's state after it,
+    or why it was refused (in that participant's language)."""
+    answers = live_services.judge_asks(asks)
+    turns_start([answer[1] for answer in answers if isinstance(answer, tuple)])
+    return [(answer[0], answer[2]) if isinstance(answer, tuple) else answer for answer in answers]
+
+
+# The questions of a server process's judges, gathered while a trip to the database runs: a
+# hundred judges asking in the same instant take a few transactions instead of a hundred.
+ask_and_start = Gathered(asks_store_and_start)
 
 
 def retry_and_start(*, languages: tuple[str, str], **kwargs) -> None:
@@ -123,14 +128,15 @@ class LiveSessionConsumer(ParticipantSocket):
             with self.speaking():
                 await self.send_json(Error(type="error", message=gettext(UNREADABLE)))
             return
+        ask = live_services.Ask(
+            session_id=self.session_id,
+            participant_id=self.participant_id,
+            text=text,
+            target=target,
+            languages=self.languages,
+        )
         try:
-            turn, state = await db(ask_and_start)(
-                languages=self.languages,
-                session_id=self.session_id,
-                participant_id=self.participant_id,
-                text=text,
-                target=target,
-            )
+            turn, state = await ask_and_start(ask)
         except live_services.LiveError as error:
             await self.send_json(Error(type="error", message=str(error)))
             return

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from debates import llm
-from debates.call_log import llm_call_record
+from debates.call_log import llm_call_record, llm_call_row, llm_calls_save
 from debates.live import prompts
 from debates.live import services as live_services
 from debates.live.realtime import (
@@ -29,12 +29,12 @@ from debates.live.realtime import (
     stream_buffer,
 )
 from debates.models import LiveTurn
-from debates.streaming import Relay, db, transient
+from debates.streaming import Gathered, Relay, clear_and_group_send, db, transient
 
 log = logging.getLogger(__name__)
 
 
-Start = Callable[[int, float], None]  # start(turn id, seconds to wait first)
+Start = Callable[[int, float], Awaitable[None]]  # await start(turn id, seconds to wait first)
 # A failed turn, as the group hears it (the page says it in the participant's language).
 AI_FAILED = "The AI could not reply just now. You can try again, or go on to your final answer."
 
@@ -51,20 +51,28 @@ class Prepared:
 def turn_prepare(turn_id: int) -> Prepared | None:
     """Claim the turn and build its request: the database work before the model is asked,
     in one trip to a database thread. None if the turn is not ours to write."""
-    turn = live_services.turn_claim(turn_id=turn_id)
-    if turn is None:
-        return None  # done, failed, or in a live worker's hands: nothing to do
-    session = turn.session
-    if turn.speaker == "C" and not session.consultant_side:
-        return Prepared(turn, None)
-    return Prepared(turn, prompts.turn_request(session, turn, live_services.turns_before(turn)))
+    prepared = turns_prepare([turn_id])
+    return prepared[0] if prepared else None
+
+
+def turns_prepare(turn_ids: list[int]) -> list[Prepared]:
+    """`turn_prepare` for several turns (a burst taken from the queue together): one claim
+    and one read of the conversations for them all. The turns not ours to write (done,
+    failed, or in a live worker's hands) are left out."""
+    turns = live_services.turns_claim(turn_ids=turn_ids)
+    before = live_services.turns_before_each(turns) if turns else {}
+    return [
+        Prepared(turn, None)
+        if turn.speaker == "C" and not turn.session.consultant_side
+        else Prepared(turn, prompts.turn_request(turn.session, turn, before[turn.pk]))
+        for turn in turns
+    ]
 
 
 async def run_turn(turn_id: int, start: Start | None = None) -> None:
     """Write the turn if it is ours to write. `start` starts the turns this one makes due
-    (the next AI turn as soon as this one is stored, or this one again after a retryable
-    failure); it runs on a database thread, since it may publish to the broker. Without it
-    they stay pending (tests run them themselves)."""
+    (the next AI turn once this one is stored and its end told, or this one again after a
+    retryable failure). Without it they stay pending (tests run them themselves)."""
     await stream_turn(await db(turn_prepare)(turn_id), start)
 
 
@@ -72,8 +80,7 @@ async def stream_turn(prepared: Prepared | None, start: Start | None = None) -> 
     """Write a turn claimed by `turn_prepare` (nothing if None): see `run_turn`."""
     if prepared is None:
         return
-    start_now = start
-    start = db(start) if start is not None else _leave_pending
+    start = start or _leave_pending
     turn, request = prepared.turn, prepared.request
     session = turn.session
     if request is None:
@@ -85,16 +92,15 @@ async def stream_turn(prepared: Prepared | None, start: Start | None = None) -> 
     )
     # A previous attempt's text out of the buffer and the judge told, before any frame, but
     # while the model is already being asked (its first token takes far longer).
-    ready = asyncio.ensure_future(
-        asyncio.gather(stream_buffer().clear(turn.pk), abroadcast(session.pk, start_message))
-    )
+    group = group_name(session.pk)
+    ready = asyncio.ensure_future(clear_and_group_send(stream_buffer(), turn.pk, group, event(start_message)))
     relay = Relay(
         turn_id=turn.pk,
         seq=turn.seq,
         send=lambda delta: abroadcast(session.pk, delta),
-        heartbeat=lambda: db(live_services.turn_heartbeat)(turn_id=turn.pk),
+        heartbeat=lambda: _beat(turn.pk),
         buffer=stream_buffer(),
-        group=group_name(session.pk),
+        group=group,
         wrap=event,
     )
     relay.start()
@@ -115,9 +121,7 @@ async def stream_turn(prepared: Prepared | None, start: Start | None = None) -> 
         # time (up to a frame interval); the end is told and the next turn started once that
         # frame is out, so the judge still hears them in order (bench/live: the wait was in
         # every next speaker's time to first token).
-        storing = asyncio.ensure_future(
-            db(live_services.turn_done)(turn_id=turn.pk, session_id=session.pk, text=result.text)
-        )
+        storing = asyncio.ensure_future(_store(live_services.Reply(turn.pk, session.pk, result.text)))
         await relay.finish()
     except llm.LLMError as error:
         await asyncio.gather(ready, return_exceptions=True)  # turn.start before what follows
@@ -150,19 +154,38 @@ async def stream_turn(prepared: Prepared | None, start: Start | None = None) -> 
     if isinstance(outcome, BaseException):
         raise outcome
     due, state = outcome
-
-    def after() -> None:
-        """Start the next turn and record the call: one database trip."""
-        if due is not None and start_now is not None:
-            start_now(due.pk, 0.0)
-        llm_call_record(session=session, turn=turn, role=role, config=config, request=request, result=result)
-
+    call = dict(session=session, turn=turn, role=role, config=config, request=request, result=result)
     try:
-        if state is not None:
-            await abroadcast(session.pk, TurnEnd(type="turn.end", seq=turn.seq, text=result.text), state)
+        if state is not None:  # told, and the buffer emptied: the text is stored
+            end = TurnEnd(type="turn.end", seq=turn.seq, text=result.text)
+            await clear_and_group_send(stream_buffer(), turn.pk, group, event(end, state))
     finally:  # the next turn starts even if Redis is out (its worker says turn.start itself)
-        await db(after)()
-    await stream_buffer().clear(turn.pk)
+        try:
+            if due is not None:
+                await start(due.pk, 0.0)
+        finally:  # and the call is recorded, whatever became of that (a next speaker never
+            await _record((call,))  # waits for it)
+
+
+def _records(items: list[tuple[dict]]) -> list[None]:
+    """The calls of replies, recorded in one INSERT."""
+    llm_calls_save([llm_call_row(**call) for (call,) in items])
+    return [None] * len(items)
+
+
+def _heartbeats(turn_ids: list[int]) -> list[None]:
+    live_services.turns_heartbeat(turn_ids=turn_ids)
+    return [None] * len(turn_ids)
+
+
+# A process's streams that end together (and beat together) share their database trips:
+# a hundred debaters A finishing at once had each debater B wait behind a hundred of them
+# on the worker's few database threads (bench/live).
+_store = Gathered(live_services.turns_done)
+# Records and heartbeats wait for nobody: one trip at a time, leaving the database threads
+# to the trips a judge waits for.
+_record = Gathered(_records, trips=1)
+_beat = Gathered(_heartbeats, trips=1)
 
 
 async def _leave_pending(turn_id: int, delay: float) -> None:

@@ -22,6 +22,7 @@ import asyncio
 import contextvars
 import logging
 import threading
+import weakref
 from collections.abc import Iterable
 
 from celery import shared_task
@@ -29,6 +30,7 @@ from celery.signals import worker_ready, worker_shutdown
 from django.conf import settings
 from django.db import transaction
 
+from debates import llm
 from debates.live import runner
 from debates.live import services as live_services
 from debates.live.realtime import TurnFailed, broadcast
@@ -65,6 +67,7 @@ def _finish_turns(**kwargs) -> None:
 
 @worker_ready.connect
 def _start_reading_queue(**kwargs) -> None:
+    llm.warm()  # before any turn runs on the process's loop
     if not settings.CELERY_TASK_ALWAYS_EAGER and settings.REDIS_URL:
         _reading.set()
         loop = process_loop()
@@ -106,20 +109,30 @@ def requeue_stuck_turns() -> int:
 def turns_start(turns: Iterable[LiveTurn | None]) -> None:
     """Start writing these turns once the current transaction commits (at once outside one).
     None entries are skipped, so a service's "turn now due, if any" can be passed as is."""
-    for turn in turns:
-        if turn is not None:
-            transaction.on_commit(lambda turn_id=turn.pk: dispatch(turn_id))
+    ids = [turn.pk for turn in turns if turn is not None]
+    if ids:
+        transaction.on_commit(lambda: dispatch_now(ids))
 
 
 def dispatch(turn_id: int, delay: float = 0) -> None:
     """Start generating a turn wherever turns run in this set-up (a no-op for a turn that
     is done, failed, or in a live worker's hands: see `services.turn_claim`)."""
-    if settings.CELERY_TASK_ALWAYS_EAGER:
-        spawn(lambda: _write(turn_id, delay))
-    elif delay:
+    if delay and not settings.CELERY_TASK_ALWAYS_EAGER:
         generate_turn.apply_async(args=[turn_id], countdown=delay)
+    elif delay:
+        spawn(lambda: _write(turn_id, delay))
     else:
-        _queue().lpush(QUEUE, turn_id)
+        dispatch_now([turn_id])
+
+
+def dispatch_now(turn_ids: list[int]) -> None:
+    """`dispatch()` for turns to start now; in production one push on the queue for them
+    all, whose readers take them first in, first out."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        for turn_id in turn_ids:
+            spawn(lambda turn_id=turn_id: _write(turn_id))
+    elif turn_ids:
+        _queue().rpush(QUEUE, *turn_ids)
 
 
 def _queue():
@@ -149,34 +162,64 @@ async def _read_queue() -> None:
     while _reading.is_set():
         try:
             popped = await client.blpop([QUEUE], timeout=1)
+            more = await client.lpop(QUEUE, TAKEN_TOGETHER - 1) if popped is not None else None
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError):
             log.warning("reading the live turns' queue: Redis connection lost, reconnecting")
             await asyncio.sleep(0.5)
             continue
         if popped is not None:
-            turn_id = int(popped[1])
-            spawn(lambda turn_id=turn_id: _start_popped(turn_id), loop=asyncio.get_running_loop())
+            turn_ids = [int(popped[1]), *(int(turn_id) for turn_id in more or [])]
+            spawn(lambda turn_ids=turn_ids: _start_popped(turn_ids), loop=asyncio.get_running_loop())
     await client.aclose()
 
 
-async def _start_popped(turn_id: int) -> None:
+# A reader takes the first turn waiting and up to this many in all: the turns of a burst are
+# claimed and prepared together (one UPDATE and one read), and the other workers' readers
+# take the next ones meanwhile.
+TAKEN_TOGETHER = 10
+
+
+async def _start_popped(turn_ids: list[int]) -> None:
     try:
-        await _in_fresh_context(turn_id)
-    except Exception:  # the database out, say: the turn stays pending for the watchdog
-        log.warning("live turn %s not started", turn_id, exc_info=True)
+        await _in_fresh_context(*turn_ids)
+    except Exception:  # the database out, say: the turns stay pending for the watchdog
+        log.warning("live turns %s not started", turn_ids, exc_info=True)
 
 
 async def _write(turn_id: int, delay: float = 0) -> None:
-    """Write a turn here; the turns it makes due are dispatched as soon as they are."""
+    """Write a turn here; the turns it makes due are started as soon as they are."""
     if delay:
         await asyncio.sleep(delay)
-    await runner.run_turn(turn_id, start=dispatch)
+    await runner.run_turn(turn_id, start=start_from_loop)
 
 
-async def _in_fresh_context(turn_id: int) -> None:
-    """Claim the turn and build its request, then leave its streaming to the loop."""
-    prepared = await asyncio.get_running_loop().create_task(
-        runner.db(runner.turn_prepare)(turn_id), context=contextvars.Context()
+async def start_from_loop(turn_id: int, delay: float = 0) -> None:
+    """`dispatch()` from a turn's loop (the runner's `start`): a turn to start now is pushed
+    from the loop itself, without a trip to a database thread (bench/live: a hundred next
+    speakers waited for the threads behind each other's replies)."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        dispatch(turn_id, delay)  # spawned on the loop: nothing waits here
+        return
+    if delay:  # a Celery task (its broker's client blocks)
+        await runner.db(dispatch)(turn_id, delay)
+        return
+    import redis.asyncio
+
+    loop = asyncio.get_running_loop()
+    client = _loop_pushers.get(loop)
+    if client is None:
+        client = _loop_pushers[loop] = redis.asyncio.Redis.from_url(settings.REDIS_URL)
+    await client.rpush(QUEUE, turn_id)
+
+
+_loop_pushers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+async def _in_fresh_context(*turn_ids: int) -> None:
+    """Claim the turns and build their requests, then leave their streaming to the loop."""
+    loop = asyncio.get_running_loop()
+    taken = await loop.create_task(
+        runner.db(runner.turns_prepare)(list(turn_ids)), context=contextvars.Context()
     )
-    if prepared is not None:
-        spawn(lambda: runner.stream_turn(prepared, start=dispatch), loop=asyncio.get_running_loop())
+    for prepared in taken:
+        spawn(lambda prepared=prepared: runner.stream_turn(prepared, start=start_from_loop), loop=loop)

@@ -44,19 +44,20 @@ def test_every_compiled_query_of_ours_compiles_and_reads_what_the_orm_reads(sess
     assert (
         participant_services._participant_where(study_id=participant.study_id, prolific_pid="nobody") is None
     )
+    other = second_session(session)
     with transaction.atomic():
-        locked = live_services._SESSION_LOCKED.one(pk=session.pk, participant_id=session.participant_id)
-        assert (
-            live_services._SESSION_LOCKED.one(pk=session.pk, participant_id=session.participant_id + 1)
-            is None
-        )
+        locked = live_services._SESSIONS_LOCKED.rows(pks=[other.pk, session.pk])
+        assert live_services._SESSIONS_LOCKED.rows(pks=[session.pk]) == [session]
         assert live_services._SESSION_LOCKED_ANY.one(pk=session.pk) == session
-    assert locked == session and locked.claim_id == session.claim_id
+    assert locked == sorted([session, other], key=lambda s: s.pk)  # in id order, as locked
+    assert locked[0].claim_id == min([session, other], key=lambda s: s.pk).claim_id
     turns = live_services._TURNS.rows(session_id=session.pk)
     assert turns == list(session.turns.order_by("seq")) and turns
+    both = live_services._TURNS_OF.rows(session_ids=[session.pk, other.pk])
+    assert both == list(LiveTurn.objects.filter(session__in=[session, other]).order_by("session_id", "seq"))
     turn = turns[-1]
     with CaptureQueriesContext(connection) as queries:
-        read = live_services._TURN_TO_WRITE.one(pk=turn.pk)
+        (read,) = live_services._TURNS_TO_WRITE.rows(pks=[turn.pk])
         # select_related: the session, its claim, debaters and participant come with it.
         names = (read.session.claim.slug, read.session.debater_a.model, read.session.participant.token)
     assert len(queries) == 1 and names[2] == participant.token
@@ -66,12 +67,44 @@ def test_every_compiled_query_of_ours_compiles_and_reads_what_the_orm_reads(sess
     for query in (
         participant_services._BY_TOKEN,
         participant_services._BY_PID,
-        live_services._SESSION_LOCKED,
+        live_services._SESSIONS_LOCKED,
         live_services._SESSION_LOCKED_ANY,
         live_services._TURNS,
-        live_services._TURN_TO_WRITE,
+        live_services._TURNS_OF,
+        live_services._TURNS_TO_WRITE,
     ):
         assert query.is_compiled_on(connections["default"]), query.build
+
+
+def second_session(session: LiveSession) -> LiveSession:
+    """Another participant's session of the same study, in its chat phase with turn 1 due."""
+    w = Walker(session.participant.study)
+    w.enter()
+    w.walk(stop_before="Claim 1 of 2")
+    w.page()
+    other = LiveSession.objects.get(participant__prolific_pid=w.pid)
+    live_services.live_initial_record(session=other, answer=False, confidence=70, now=timezone.now())
+    return other
+
+
+def test_a_list_of_values_is_compiled_once_for_each_length(session):
+    """`pk__in` takes one placeholder per value: each length is compiled once and run with each
+    call's values, duplicates and equal values included."""
+    other = second_session(session)
+    rows = CompiledQuery(
+        lambda *, pks, session_id: LiveTurn.objects.filter(pk__in=pks, session_id=session_id).order_by("pk")
+    )
+    mine = list(session.turns.order_by("pk")) + list(LiveTurn.objects.filter(session=other))
+    first, theirs = mine[0], mine[-1]
+    assert rows.rows(pks=[first.pk], session_id=session.pk) == [first]
+    assert rows.rows(pks=(first.pk, theirs.pk), session_id=session.pk) == [first]  # a tuple: a list
+    assert rows.rows(pks={theirs.pk, first.pk}, session_id=other.pk) == [theirs]  # a set too
+    assert rows.rows(pks=[first.pk, first.pk], session_id=session.pk) == [first]  # duplicates
+    assert rows.rows(pks=[7, 7], session_id=7) == []  # equal values, compiled already
+    assert rows.is_compiled_on(connections["default"])
+    assert sorted(rows._compiled) == [(1,), (2,)]
+    assert rows.rows(pks=[], session_id=session.pk) == []  # no value: the ORM says nothing
+    assert not rows.is_compiled_on(connections["default"])
 
 
 def test_the_compiled_sql_runs_with_each_calls_values(session):

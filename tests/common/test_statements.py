@@ -11,7 +11,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from common.statements import Statement
+from common.statements import Statement, padded
 from participants.models import Participant, Response
 from tests.support.cast import Walker
 from tests.support.studies import QUESTIONNAIRE_STEPS, build_study
@@ -71,6 +71,38 @@ def test_an_insert_writes_every_row_in_one_statement(participant):
     assert (stored["c"].value, stored["c"].passed) == ("ünïcödé", False)
     assert {r.created_at for r in stored.values()} == {now}
     ANSWERS.insert_rows([])  # nothing to write: no statement
+
+
+def test_an_update_of_several_rows_names_them_in_a_list(participant):
+    second = Walker(participant.study)
+    second.enter()
+    other = Participant.objects.get(prolific_pid=second.pid)
+    marked = Statement(Participant, sets=["served_at"], where=["position"], where_in="pk")
+    when = timezone.now() - timedelta(minutes=5)
+    assert marked.update([when], [participant.position], among=[participant.pk, other.pk]) == 2
+    assert marked.update([timezone.now()], [participant.position + 1], among=[participant.pk]) == 0
+    assert marked.update([when], [participant.position], among=[other.pk + 1000]) == 0
+    assert {p.served_at for p in Participant.objects.filter(pk__in=[participant.pk, other.pk])} == {when}
+    with pytest.raises(ValueError, match="where_in"):
+        marked.update([when], [participant.position])  # no row named: refused, not "every row"
+
+
+def test_a_list_for_in_is_padded_to_a_power_of_two_with_its_last_value():
+    assert [padded(range(n)) for n in (0, 1, 2, 3, 5)] == [
+        [],
+        [0],
+        [0, 1],
+        [0, 1, 2, 2],
+        [0, 1, 2, 3, 4, 4, 4, 4],
+    ]
+
+
+def test_an_insert_can_return_the_new_rows_keys_in_order(participant):
+    now = timezone.now()
+    rows = [(participant.pk, 8, "questionnaire", key, key, None, False, None, now) for key in "xyz"]
+    keys = ANSWERS.insert_rows(rows, returning=True)
+    assert [Response.objects.get(pk=pk).key for pk in keys] == ["x", "y", "z"]
+    assert ANSWERS.insert_rows([], returning=True) == []
 
 
 def test_a_statement_refuses_what_it_was_not_made_for():

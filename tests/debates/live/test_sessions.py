@@ -342,6 +342,26 @@ class TestTurns:
         turn.refresh_from_db()
         assert turn.status == "done" and turn.attempts == 2
 
+    def test_turns_taken_together_are_claimed_once_each_in_the_order_asked(self, claim_study):
+        """A reader takes a burst's ids from the queue together, an id pushed twice among them
+        (the question's push and a reconnection's kick): each turn is claimed and prepared
+        once, and a turn another worker holds is left out."""
+        turns = []
+        for _ in range(3):
+            w, session = at_claim(claim_study)
+            answer_initial(w)
+            turns.append(LiveTurn.objects.get(session=session))
+        held = turns[2]
+        LiveTurn.objects.filter(pk=held.pk).update(
+            status="streaming", attempts=1, heartbeat_at=timezone.now()
+        )
+        ids = [turns[1].pk, turns[0].pk, turns[1].pk, held.pk, turns[0].pk]
+        prepared = runner.turns_prepare(ids)
+        assert [p.turn.pk for p in prepared] == [turns[1].pk, turns[0].pk]
+        assert all(p.request is not None and p.turn.session.claim_id for p in prepared)
+        assert {t.attempts for t in LiveTurn.objects.filter(pk__in=[turns[0].pk, turns[1].pk])} == {1}
+        assert runner.turns_prepare(ids) == []  # all taken now (or held)
+
     def test_a_turn_is_claimed_only_when_it_is_free_has_attempts_left_and_the_chat_is_on(self, claim_study):
         w, session = at_claim(claim_study)
         answer_initial(w)
@@ -404,7 +424,7 @@ class TestTurns:
 
         monkeypatch.setattr(runner, "stream_buffer", Dropping)
         started = []
-        async_to_sync(runner.run_turn)(turn.pk, start=lambda pk, delay: started.append(pk))
+        async_to_sync(runner.run_turn)(turn.pk, start=recorded(started))
         turn.refresh_from_db()
         if outcome == "failed":
             assert turn.status == "failed" and started == []
@@ -445,7 +465,7 @@ class TestTurns:
 
         monkeypatch.setattr(runner, "stream_buffer", Dropping)
         started = []
-        async_to_sync(runner.run_turn)(turn.pk, start=lambda pk, delay: started.append(pk))
+        async_to_sync(runner.run_turn)(turn.pk, start=recorded(started))
         turn.refresh_from_db()
         assert Dropping.appends == 2
         assert turn.status == "done" and turn.attempts == 1 and turn.text
@@ -471,3 +491,12 @@ class TestTurns:
         live_services.turn_retry(session_id=session.pk, participant_id=session.participant_id)
         drain_turns(session.pk)
         assert LiveTurn.objects.get(pk=turn.pk).status == "done"
+
+
+def recorded(started: list[int]):
+    """A runner's `start` that only notes which turns it was asked to start."""
+
+    async def start(turn_id: int, delay: float) -> None:
+        started.append(turn_id)
+
+    return start

@@ -29,7 +29,7 @@ from debates.live.realtime import (
     stream_buffer,
 )
 from debates.models import LiveTurn
-from debates.streaming import Gathered, Relay, clear_and_group_send, db, transient
+from debates.streaming import Gathered, Relay, clear_and_group_send, db, spawn, transient
 
 log = logging.getLogger(__name__)
 
@@ -76,8 +76,11 @@ async def run_turn(turn_id: int, start: Start | None = None) -> None:
     await stream_turn(await db(turn_prepare)(turn_id), start)
 
 
-async def stream_turn(prepared: Prepared | None, start: Start | None = None) -> None:
-    """Write a turn claimed by `turn_prepare` (nothing if None): see `run_turn`."""
+async def stream_turn(prepared: Prepared | None, start: Start | None = None, take_next: bool = False) -> None:
+    """Write a turn claimed by `turn_prepare` (nothing if None): see `run_turn`. With
+    `take_next`, the AI turn it makes due is taken when the reply is stored and written next
+    on this loop, once the end is told, instead of started through `start`: no queue, no
+    second claim (bench/live: a hundred debaters B waited behind them)."""
     if prepared is None:
         return
     start = start or _leave_pending
@@ -121,7 +124,8 @@ async def stream_turn(prepared: Prepared | None, start: Start | None = None) -> 
         # time (up to a frame interval); the end is told and the next turn started once that
         # frame is out, so the judge still hears them in order (bench/live: the wait was in
         # every next speaker's time to first token).
-        storing = asyncio.ensure_future(_store(live_services.Reply(turn.pk, session.pk, result.text)))
+        reply = live_services.Reply(turn.pk, session.pk, result.text, take_next=take_next)
+        storing = asyncio.ensure_future(_store((reply, session)))
         await relay.finish()
     except llm.LLMError as error:
         await asyncio.gather(ready, return_exceptions=True)  # turn.start before what follows
@@ -138,9 +142,10 @@ async def stream_turn(prepared: Prepared | None, start: Start | None = None) -> 
         relay.stop()
         if not ready.done():  # cancelled: do not leave it running
             ready.cancel()
-    # What storing gave: (due, state), (None, None) if the turn was taken over, or its error.
+    # What storing gave: (a Done, the next turn taken), a Done with no state if the turn was
+    # taken over, or its error.
     outcome = (await asyncio.gather(storing, return_exceptions=True))[0] if storing is not None else None
-    stored = isinstance(outcome, tuple) and outcome[1] is not None
+    stored = isinstance(outcome, tuple) and outcome[0].state is not None
     if failure is not None and not stored:
         # Not stored: passing trouble (Redis or the database dropped a connection) is written
         # again at once; anything else is a bug, failed for the judge to try again.
@@ -153,18 +158,39 @@ async def stream_turn(prepared: Prepared | None, start: Start | None = None) -> 
         log.warning("turn %s: its last frame was not sent", turn.pk, exc_info=failure)
     if isinstance(outcome, BaseException):
         raise outcome
-    due, state = outcome
+    (done, following) = outcome
     call = dict(session=session, turn=turn, role=role, config=config, request=request, result=result)
     try:
-        if state is not None:  # told, and the buffer emptied: the text is stored
+        if done.state is not None:  # told, and the buffer emptied: the text is stored
             end = TurnEnd(type="turn.end", seq=turn.seq, text=result.text)
-            await clear_and_group_send(stream_buffer(), turn.pk, group, event(end, state))
-    finally:  # the next turn starts even if Redis is out (its worker says turn.start itself)
+            await clear_and_group_send(stream_buffer(), turn.pk, group, event(end, done.state))
+    finally:  # the next turn starts even if Redis is out (its writer says turn.start itself)
         try:
-            if due is not None:
-                await start(due.pk, 0.0)
+            if following is not None:
+                loop = asyncio.get_running_loop()
+                spawn(lambda: stream_turn(following, start, take_next), loop=loop)
+            elif done.due is not None:
+                await start(done.due.pk, 0.0)
         finally:  # and the call is recorded, whatever became of that (a next speaker never
             await _record((call,))  # waits for it)
+
+
+def _replies_store(items: list[tuple[live_services.Reply, object]]) -> list:
+    """Replies stored (`services.turns_done`), each with (its Done, the next turn prepared if
+    it was taken: its session is the reply's, with claim and debaters)."""
+    answers = live_services.turns_done([reply for reply, _ in items])
+    results = []
+    for (reply, session), done in zip(items, answers, strict=True):
+        following = None
+        if not isinstance(done, Exception) and reply.take_next and done.due is not None:
+            due = done.due
+            due.session = session
+            if due.speaker == "C" and not session.consultant_side:
+                following = Prepared(due, None)
+            else:
+                following = Prepared(due, prompts.turn_request(session, due, done.before))
+        results.append(done if isinstance(done, Exception) else (done, following))
+    return results
 
 
 def _records(items: list[tuple[dict]]) -> list[None]:
@@ -181,7 +207,7 @@ def _heartbeats(turn_ids: list[int]) -> list[None]:
 # A process's streams that end together (and beat together) share their database trips:
 # a hundred debaters A finishing at once had each debater B wait behind a hundred of them
 # on the worker's few database threads (bench/live).
-_store = Gathered(live_services.turns_done)
+_store = Gathered(_replies_store)
 # Records and heartbeats wait for nobody: one trip at a time, leaving the database threads
 # to the trips a judge waits for.
 _record = Gathered(_records, trips=1)

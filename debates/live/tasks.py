@@ -190,7 +190,7 @@ async def _write(turn_id: int, delay: float = 0) -> None:
     """Write a turn here; the turns it makes due are started as soon as they are."""
     if delay:
         await asyncio.sleep(delay)
-    await runner.run_turn(turn_id, start=start_from_loop)
+    await _stream(await runner.db(runner.turn_prepare)(turn_id))
 
 
 async def start_from_loop(turn_id: int, delay: float = 0) -> None:
@@ -222,4 +222,9 @@ async def _in_fresh_context(*turn_ids: int) -> None:
         runner.db(runner.turns_prepare)(list(turn_ids)), context=contextvars.Context()
     )
     for prepared in taken:
-        spawn(lambda prepared=prepared: runner.stream_turn(prepared, start=start_from_loop), loop=loop)
+        spawn(lambda prepared=prepared: _stream(prepared), loop=loop)
+
+
+async def _stream(prepared: runner.Prepared | None) -> None:
+    """A claimed turn written on this loop, and the AI turn after it too (`take_next`)."""
+    await runner.stream_turn(prepared, start_from_loop, take_next=True)

@@ -1,6 +1,7 @@
 """Live debate and consultancy (design B) with the offline backend: screening, assignment,
 the phases, the order of turns, judge messages, generation, idempotency, safety."""
 
+import asyncio
 from collections import Counter
 from datetime import timedelta
 
@@ -341,6 +342,31 @@ class TestTurns:
         async_to_sync(runner.run_turn)(turn.pk)  # a new worker takes over
         turn.refresh_from_db()
         assert turn.status == "done" and turn.attempts == 2
+
+    def test_a_reply_that_takes_the_next_turn_writes_it_here_without_the_queue(self, claim_study):
+        """Workers write debater B right after A on their own loop (`take_next`): B is created
+        taken (no second claim), streamed once A's end is told, and never handed to `start`."""
+        w, session = at_claim(claim_study)
+        LiveSession.objects.filter(pk=session.pk).update(  # a debate: debater B speaks next
+            protocol="debate", side_a="true", debater_b=session.debater_a_id
+        )
+        answer_initial(w)
+        first = LiveTurn.objects.get(session=session)
+        started = []
+
+        async def both() -> None:
+            prepared = await runner.db(runner.turn_prepare)(first.pk)
+            await runner.stream_turn(prepared, recorded(started), take_next=True)
+            while others := [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]:
+                await asyncio.wait(others)  # B, spawned on this loop (and its heartbeat)
+
+        async_to_sync(both)()
+        a, b = LiveTurn.objects.filter(session=session).order_by("seq")
+        assert (a.speaker, a.status, a.attempts) == ("A", "done", 1) and a.text
+        assert (b.speaker, b.status, b.attempts) == ("B", "done", 1) and b.text
+        assert b.started_at == b.created_at  # taken as it was created
+        assert started == []  # nothing queued: B was written here
+        assert LLMCall.objects.filter(session=session).count() == 2
 
     def test_turns_taken_together_are_claimed_once_each_in_the_order_asked(self, claim_study):
         """A reader takes a burst's ids from the queue together, an id pushed twice among them

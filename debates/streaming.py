@@ -65,7 +65,7 @@ class _RedisBuffer:
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
         self._clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        self._loop_writes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._writes = Gathered(self._pipeline, trips=1, most=1000, in_thread=False)
 
     # Connections per loop: commands wait for a free one rather than open more. redis-py
     # opens a connection for every command in flight when none is free, and a new one costs
@@ -111,80 +111,30 @@ class _RedisBuffer:
         trip, and its publishes queue one at a time behind a lock per process."""
         key = self._key(turn_id)
         write = ("set", (key, text), {"ex": self.TTL_S}) if first else ("append", (key, text), {})
-        await self._writes().send([write, self._publish(group, message)])
+        await self._writes([write, self._publish(group, message)])
 
     async def clear_and_publish(self, turn_id: int, group: str, message: dict) -> None:
         """Empty the buffer and publish to the group in one round trip (in that order)."""
-        await self._writes().send([("delete", (self._key(turn_id),), {}), self._publish(group, message)])
+        await self._writes([("delete", (self._key(turn_id),), {}), self._publish(group, message)])
 
     @staticmethod
     def _publish(group: str, message: dict) -> tuple:
         layer = get_channel_layer()
         return ("publish", (layer._get_group_channel_name(group), layer.serialize(message)), {})
 
-    def _writes(self) -> _Writes:
-        loop = asyncio.get_running_loop()
-        writes = self._loop_writes.get(loop)
-        if writes is None:
-            writes = self._loop_writes[loop] = _Writes(self._client())
-        return writes
-
-
-class _Writes:
-    """A loop's writes to the stream buffer and its publishes, gathered into one pipeline:
-    the frames of a worker's streams that fall due in the same turn of the loop, or while the
-    previous pipeline is on its way, go together. Each caller's commands stay together and
-    in order, so a frame's text is in the buffer before its publish. Alone, a write goes at
-    once. Why: a frame was one pipeline and one socket write of its own, a third of a
-    worker's CPU with a hundred streams (bench/live, py-spy)."""
-
-    def __init__(self, client) -> None:
-        self.client = client
-        self.waiting: list[tuple[list[tuple], asyncio.Future]] = []
-        self.running = False
-        self._task: asyncio.Task | None = None
-
-    async def send(self, commands: list[tuple]) -> None:
-        """Run `commands` ((method name, args, kwargs) of a redis-py pipeline); raises what
-        their pipeline raised."""
-        loop = asyncio.get_running_loop()
-        future = loop.create_future()
-        self.waiting.append((commands, future))
-        if not self.running:
-            self.running = True
-            loop.call_soon(self._start)  # after the callbacks already due (timers firing together)
-        await future
-
-    def _start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._run())
-
-    async def _run(self) -> None:
-        batch: list = []
-        try:
-            while self.waiting:
-                batch, self.waiting = self.waiting, []
-                try:
-                    async with self.client.pipeline(transaction=False) as pipe:
-                        for commands, _ in batch:
-                            for name, args, kwargs in commands:
-                                getattr(pipe, name)(*args, **kwargs)
-                        await pipe.execute()
-                except Exception as error:  # noqa: BLE001 - every writer of the pipeline hears it
-                    outcome = error
-                else:
-                    outcome = None
-                for _, future in batch:
-                    if future.done():  # its writer went away
-                        continue
-                    if outcome is None:
-                        future.set_result(None)
-                    else:
-                        future.set_exception(outcome)
-                batch = []
-        finally:
-            self.running = False
-            for _, future in batch:  # cancelled mid-pipeline (the loop is closing)
-                future.cancel()
+    async def _pipeline(self, writes: list[list[tuple]]) -> list[None]:
+        """Writers' commands ((redis-py pipeline method, args, kwargs)) in one pipeline, each
+        writer's together and in order, so a frame's text is in the buffer before its
+        publish. Gathered (`_writes`): the frames of a loop's streams due in the same turn
+        of the loop, or while the previous pipeline is on its way, go together. Why: a frame
+        was one pipeline and one socket write of its own, a third of a worker's CPU with a
+        hundred streams (bench/live, py-spy)."""
+        async with self._client().pipeline(transaction=False) as pipe:
+            for commands in writes:
+                for name, args, kwargs in commands:
+                    getattr(pipe, name)(*args, **kwargs)
+            await pipe.execute()
+        return [None] * len(writes)
 
 
 Buffer = _MemoryBuffer | _RedisBuffer
@@ -287,7 +237,8 @@ def _pool() -> ThreadPoolExecutor:
 class Gathered:
     """`await gathered(item)`: calls of one database function from the event loop, gathered
     while earlier ones run, so that under a burst one trip to a database thread serves many
-    callers. `fn(items)` takes a list and returns one result per item, in order; a result
+    callers (or, `in_thread` False, one awaited call on the loop: a pipeline to Redis).
+    `fn(items)` takes a list and returns one result per item, in order; a result
     that is an exception is raised to its caller, and an exception raised by `fn` to every
     caller of that trip.
 
@@ -296,8 +247,11 @@ class Gathered:
     asking in the same instant on a server process came to a hundred transactions queued on
     its few database threads (bench/live); gathered, a handful."""
 
-    def __init__(self, fn: Callable[[list], list], *, trips: int = 2, most: int = 100) -> None:
-        self.fn = fn
+    def __init__(
+        self, fn: Callable[[list], list], *, trips: int = 2, most: int = 100, in_thread: bool = True
+    ) -> None:
+        self.fn = fn  # with in_thread False: a coroutine function, run on the loop
+        self.in_thread = in_thread
         self.trips = trips
         self.most = most
         self._loops: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -322,7 +276,7 @@ class Gathered:
             while state["waiting"]:
                 trip, state["waiting"] = state["waiting"][: self.most], state["waiting"][self.most :]
                 try:
-                    results = await db(self.fn)([item for item, _ in trip])
+                    results = await (db(self.fn) if self.in_thread else self.fn)([item for item, _ in trip])
                     if len(results) != len(trip):
                         raise RuntimeError(f"{len(results)} results for {len(trip)} calls")
                 except Exception as error:  # noqa: BLE001 - every caller of the trip hears it

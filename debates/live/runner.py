@@ -28,7 +28,7 @@ from debates.live.realtime import (
     group_name,
     stream_buffer,
 )
-from debates.models import LiveTurn
+from debates.models import LiveSession, LiveTurn
 from debates.streaming import Gathered, Relay, clear_and_group_send, db, spawn, transient
 
 log = logging.getLogger(__name__)
@@ -175,7 +175,7 @@ async def stream_turn(prepared: Prepared | None, start: Start | None = None, tak
             await _record((call,))  # waits for it)
 
 
-def _replies_store(items: list[tuple[live_services.Reply, object]]) -> list:
+def _replies_store(items: list[tuple[live_services.Reply, LiveSession]]) -> list:
     """Replies stored (`services.turns_done`), each with (its Done, the next turn prepared if
     it was taken: its session is the reply's, with claim and debaters)."""
     answers = live_services.turns_done([reply for reply, _ in items])

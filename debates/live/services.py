@@ -594,7 +594,6 @@ def _turns_of(session_ids: list[int]) -> dict[int, list[LiveTurn]]:
 
 
 # The writes of every turn and question (common.statements).
-_ACTIVE = Statement(LiveSession, sets=["last_activity_at"], where=["pk"])
 _ACTIVE_ALL = Statement(LiveSession, sets=["last_activity_at"], where_in="pk")
 _TURN_FIELDS = [f for f in LiveTurn._meta.concrete_fields if not f.primary_key]
 _TURN_INSERT = Statement(LiveTurn, insert=[f.name for f in _TURN_FIELDS])
@@ -610,10 +609,6 @@ def _turns_insert(turns: list[LiveTurn]) -> None:
 
 
 _HEARTBEAT = Statement(LiveTurn, sets=["heartbeat_at"], where=["status"], where_in="pk")
-
-
-def turn_heartbeat(*, turn_id: int) -> None:
-    turns_heartbeat(turn_ids=[turn_id])
 
 
 def turns_heartbeat(*, turn_ids: list[int]) -> None:

@@ -160,16 +160,21 @@ async def _read_queue() -> None:
 
     client = redis.asyncio.Redis.from_url(settings.REDIS_URL, socket_timeout=None)
     while _reading.is_set():
+        lost = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError)
         try:
             popped = await client.blpop([QUEUE], timeout=1)
-            more = await client.lpop(QUEUE, TAKEN_TOGETHER - 1) if popped is not None else None
-        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError):
+        except lost:
             log.warning("reading the live turns' queue: Redis connection lost, reconnecting")
             await asyncio.sleep(0.5)
             continue
-        if popped is not None:
-            turn_ids = [int(popped[1]), *(int(turn_id) for turn_id in more or [])]
-            spawn(lambda turn_ids=turn_ids: _start_popped(turn_ids), loop=asyncio.get_running_loop())
+        if popped is None:
+            continue
+        try:
+            more = await client.lpop(QUEUE, TAKEN_TOGETHER - 1)
+        except lost:  # the first is started all the same; the rest wait for the next pop
+            more = None
+        turn_ids = [int(popped[1]), *(int(turn_id) for turn_id in more or [])]
+        spawn(lambda turn_ids=turn_ids: _start_popped(turn_ids), loop=asyncio.get_running_loop())
     await client.aclose()
 
 

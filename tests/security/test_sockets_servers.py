@@ -6,12 +6,13 @@ json.loads cannot parse are answered, not a dropped socket."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect as ws_connect
 
-from debates.sockets import SocketLimits
+from debates.sockets import LEASE_S, SocketLimits
 from tests.support import persuasion as ps
 from tests.support.servers import asgi_server
 
@@ -41,6 +42,19 @@ def opened(base: str, token: str):
     return s
 
 
+def opened_once_room(base: str, token: str, within: float = 3.0):
+    """`opened`, tried again while refused: the other process forgets a closed socket in its
+    disconnect handler, which may run just after the client's close returns."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            return opened(base, token)
+        except InvalidStatus:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.25)  # within the attempts a minute allowed
+
+
 def answer(s, text: str) -> dict:
     s.send(text)
     return json.loads(s.recv(timeout=10))
@@ -49,6 +63,11 @@ def answer(s, text: str) -> dict:
 def test_a_token_s_sockets_are_counted_across_server_processes(token):
     cap = SocketLimits().sockets_per_token
     with asgi_server(**ENV) as first, asgi_server(**ENV) as second:
+        # Open sockets are counted minute by minute, each renewing its count within a quarter
+        # of a minute: the test runs within one minute, where the count is exact.
+        left = LEASE_S - time.time() % LEASE_S
+        if left < 15:
+            time.sleep(left + 0.1)
         held = [opened(first, token) for _ in range(cap // 2)] + [
             opened(second, token) for _ in range(cap - cap // 2)
         ]
@@ -56,7 +75,8 @@ def test_a_token_s_sockets_are_counted_across_server_processes(token):
             opened(first, token)
         assert refused.value.response.status_code == 403  # the handshake, refused with 4429
         held.pop().close()
-        held.append(opened(first, token))  # a socket closed on one process makes room on the other
+        # A socket closed on one process makes room on the other.
+        held.append(opened_once_room(first, token))
         for s in held:
             s.close()
 

@@ -485,6 +485,7 @@ LIVE_HEARTBEAT_S = env_int("LIVE_HEARTBEAT_SECONDS", 3, minimum=1)
 # judges' turns (bench/live: frames 160 ms apart, per token p95 147-160 ms; 93-111 ms at 100,
 # and 200 streams still keep up: last token p95 266 ms).
 LIVE_FLUSH_MS = env_int("LIVE_FLUSH_MS", 100, minimum=10)
+LIVE_MAX_FRAMES_PER_SECOND = env_int("LIVE_MAX_FRAMES_PER_SECOND", 10, minimum=1)
 LIVE_STREAMS_PER_INTERVAL = env_int("LIVE_STREAMS_PER_INTERVAL", 100 if REDIS_URL else 10_000, minimum=1)
 # Threads for the turn writers' database work in a worker process (0: the one shared thread).
 LIVE_DB_THREADS = env_int("LIVE_DB_THREADS", 4)

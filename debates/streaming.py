@@ -8,7 +8,7 @@ frames, the database hop from the event loop, and the event loops turns run on.
   and gaps detected by the browser (which then asks for a resync). In memory in the
   embedded default (one process, one loop), in Redis in production (workers append, web
   servers read).
-- `Relay`: at most MAX_FRAMES_PER_SECOND (10) frames a second per stream (one per
+- `Relay`: at most LIVE_MAX_FRAMES_PER_SECOND (10) frames a second per stream (one per
   LIVE_FLUSH_MS if that is longer), stretched when a process streams many turns at once,
   plus the turn's heartbeat.
 - `db()`: ORM code from the loop, on a small pool of threads.
@@ -310,16 +310,15 @@ def _load_factor() -> float:
 
 Send = Callable[[dict], Awaitable[None]]
 
+
 # What the README promises the judge's browser: at most 10 text frames a second per stream.
 # A phone re-lays out and scrolls the conversation on every frame; 10 a second reads as
 # smooth text and no token waits longer than 100 ms for its frame. LIVE_FLUSH_MS can only
 # lengthen the interval (bench experiments), never shorten it below this.
-MAX_FRAMES_PER_SECOND = 10
-
-
 def frame_interval() -> float:
-    """Seconds between two frames of one stream, before any stretching under load."""
-    return max(settings.LIVE_FLUSH_MS / 1000, 1 / MAX_FRAMES_PER_SECOND)
+    """Seconds between two frames of one stream, before any stretching under load: at most
+    LIVE_MAX_FRAMES_PER_SECOND (10) frames a second, fewer with a longer LIVE_FLUSH_MS."""
+    return max(settings.LIVE_FLUSH_MS / 1000, 1 / settings.LIVE_MAX_FRAMES_PER_SECOND)
 
 
 class Relay:
@@ -329,7 +328,7 @@ class Relay:
     otherwise the text waits for a timer that fires when the interval is up. The interval
     is `frame_interval()` (100 ms, or LIVE_FLUSH_MS if longer), stretched under load (see
     _load_factor), so no text waits longer than it and a stream sends at most
-    MAX_FRAMES_PER_SECOND frames a second.
+    LIVE_MAX_FRAMES_PER_SECOND frames a second.
 
     The first frame of a turn goes out as soon as its text arrives (nothing was sent
     before, so no interval is running): the judge sees the reply start with the model's
@@ -417,7 +416,7 @@ class Relay:
 
     async def finish(self) -> None:
         """Send the rest: when its frame's time is not yet up, after the wait, so even a
-        reply's last frame keeps to the rate the browser is promised (MAX_FRAMES_PER_SECOND).
+        reply's last frame keeps to the rate the browser is promised (LIVE_MAX_FRAMES_PER_SECOND).
         The interval is not stretched for this wait: the stretch spares a loaded worker
         frames, and there is no frame after this one (above LIVE_STREAMS_PER_INTERVAL streams
         a process, the stretched wait would be up to several intervals)."""

@@ -74,6 +74,11 @@ def pytest_collection_modifyitems(config, items):
 def _instant_offline_model(settings):
     """The offline model writes without pausing between words (the demo pauses)."""
     settings.LLM_OFFLINE_TOKEN_DELAY_MS = 0
+    # Frames 10 ms apart instead of the browser's 100: each reply's last frame waits for its
+    # interval, and hundreds of turns are written in process (tests/debates/live/
+    # test_frame_rate.py keeps the promised rate).
+    settings.LIVE_FLUSH_MS = 10
+    settings.LIVE_MAX_FRAMES_PER_SECOND = 100
     # Turn writers run their ORM calls in the test's own thread, inside its transaction.
     settings.LIVE_DB_THREADS = 0
 

@@ -11,7 +11,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from analysis.models import Report
-from tests.support.cast import Walker
+from tests.support.cast import Walker, user_with_password
 from tests.support.downloads import streamed_body
 
 
@@ -22,7 +22,7 @@ def client_for(user: User) -> APIClient:
 
 
 def staff(username: str, *codenames: str) -> User:
-    user = User.objects.create_user(username, password="a-long-password-1", is_staff=True)
+    user = user_with_password(username, is_staff=True)
     user.user_permissions.add(*Permission.objects.filter(codename__in=codenames))
     return User.objects.get(pk=user.pk)
 

@@ -6,13 +6,12 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.contrib.auth.models import User
 from playwright.sync_api import expect
 from rest_framework.authtoken.models import Token
 
 from debates.demo import loader
 from tests.support.browser import new_context
-from tests.support.cast import PASSWORD, Walker, experimenter_user
+from tests.support.cast import PASSWORD, Walker, experimenter_user, user_with_password
 from tests.support.servers import celery_worker
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.browser]
@@ -54,7 +53,7 @@ def test_the_experimenter_computes_a_report_and_reads_it_in_the_admin(server, br
 
 
 def test_an_analyst_browses_the_api_with_a_token(server, browser, study):
-    analyst = User.objects.create_superuser("analyst", "a@example.org", PASSWORD)
+    analyst = user_with_password("analyst", is_staff=True, is_superuser=True)
     token = Token.objects.create(user=analyst).key
     anonymous = new_context(browser)
     page = anonymous.new_page()

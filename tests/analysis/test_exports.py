@@ -14,7 +14,7 @@ from django.test import Client
 from analysis.exports import TABLES
 from debates.models import DialogueAssignment
 from participants.services import participant_preview
-from tests.support.cast import Walker
+from tests.support.cast import Walker, user_with_password
 from tests.support.downloads import streamed_body
 
 
@@ -158,7 +158,7 @@ class TestStudyExports:
             assert set(archive.namelist()) == names
 
     def test_without_the_permission_prolific_ids_are_pseudonyms_that_still_join(self, mystery_study):
-        analyst = User.objects.create_user("analyst", password="a-long-password-1", is_staff=True)
+        analyst = user_with_password("analyst", is_staff=True)
         analyst.user_permissions.add(Permission.objects.get(codename="view_study"))
         client = Client()
         client.force_login(analyst)
@@ -177,7 +177,7 @@ class TestStudyExports:
         assert fetch(client, mystery_study, "participants")[0]["prolific_pid"] == w.pid
 
     def test_a_viewer_of_one_study_sees_only_that_study(self, mystery_study, questionnaire_study):
-        viewer = User.objects.create_user("viewer", password="a-long-password-1", is_staff=True)
+        viewer = user_with_password("viewer", is_staff=True)
         questionnaire_study.viewers.add(viewer)
         client = Client()
         client.force_login(viewer)

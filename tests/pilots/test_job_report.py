@@ -34,7 +34,7 @@ from pilots import jobs, services
 from pilots.walker import Outcome
 from studies.models import Study
 from tests.support.browser import new_context
-from tests.support.cast import PASSWORD, Walker, entry_url, experimenter_user, logged_in
+from tests.support.cast import PASSWORD, Walker, entry_url, experimenter_user, logged_in, user_with_password
 from tests.support.servers import asgi_server, celery_worker
 
 
@@ -180,7 +180,7 @@ def pilot_enters(study: Study, item: JobItem) -> None:
 
 
 def staff_with(username: str, *codenames: str) -> User:
-    user = User.objects.create_user(username, f"{username}@example.org", PASSWORD, is_staff=True)
+    user = user_with_password(username, is_staff=True)
     for codename in codenames:
         app, name = codename.split(".")
         user.user_permissions.add(Permission.objects.get(content_type__app_label=app, codename=name))

@@ -4,9 +4,12 @@ real views with Django's test client the way a browser would."""
 
 from __future__ import annotations
 
+import functools
 import secrets
 from datetime import timedelta
 
+from django.conf import settings
+from django.contrib.auth.hashers import make_password
 from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
@@ -37,19 +40,37 @@ def logged_in(user: User) -> Client:
     return client
 
 
+def password_hash() -> str:
+    """PASSWORD hashed once per test process and hasher, by the hasher in use (the project's
+    own, so a login through a test server's login page works): a hash takes a quarter of a
+    second by design, and hundreds of tests create a user."""
+    return _hashed(tuple(settings.PASSWORD_HASHERS))
+
+
+@functools.cache
+def _hashed(hashers: tuple[str, ...]) -> str:
+    return make_password(PASSWORD)
+
+
+def user_with_password(username: str, **fields) -> User:
+    """A user whose password is PASSWORD."""
+    fields.setdefault("email", f"{username}@example.org")
+    return User.objects.create(username=username, password=password_hash(), **fields)
+
+
 def experimenter_user(username: str = "experimenter") -> User:
     """Runs studies: a superuser, as a lab's researcher usually is."""
-    return User.objects.create_superuser(username, f"{username}@example.org", PASSWORD)
+    return user_with_password(username, is_staff=True, is_superuser=True)
 
 
 def staff_user_without_permissions(username: str = "helper") -> User:
     """May open the admin, but has been given no permission on anything."""
-    return User.objects.create_user(username, f"{username}@example.org", PASSWORD, is_staff=True)
+    return user_with_password(username, is_staff=True)
 
 
 def outsider_user(username: str = "outsider") -> User:
     """Has an account but is not staff."""
-    return User.objects.create_user(username, f"{username}@example.org", PASSWORD)
+    return user_with_password(username)
 
 
 class Walker:

@@ -433,6 +433,7 @@ class TestTurns:
         answer_initial(w)
         turn = LiveTurn.objects.get(session=session)
         real = runner.stream_buffer()
+        settings.LIVE_MAX_FRAMES_PER_SECOND, settings.LIVE_FLUSH_MS = 10, 100  # an instant reply: two frames
 
         class Dropping:
             """The stream buffer, whose connection drops on the first clear."""
@@ -461,7 +462,7 @@ class TestTurns:
         assert turn.status == "done" and turn.attempts == 2 and turn.text
 
     def test_a_reply_whose_last_frame_is_lost_is_stored_once_and_the_next_turn_started(
-        self, claim_study, monkeypatch
+        self, claim_study, monkeypatch, settings
     ):
         """The reply is stored while its last frame waits for its time: Redis dropping that
         frame loses only the frame (the end carries the whole text, a reconnection reads it
@@ -473,6 +474,7 @@ class TestTurns:
         answer_initial(w)
         turn = LiveTurn.objects.get(session=session)
         real = runner.stream_buffer()
+        settings.LIVE_MAX_FRAMES_PER_SECOND, settings.LIVE_FLUSH_MS = 10, 100  # an instant reply: two frames
 
         class Dropping:
             """The stream buffer, whose connection drops on the second append: the last frame

@@ -424,7 +424,10 @@ def verdicts(r: dict, check: dict) -> dict:
     }
 
 
-def report(args, r: dict, b: dict | None, check: dict, verdict: dict) -> str:
+def report(args, r: dict, b: dict | None, check: dict, verdict: dict, peer: dict | None = None) -> str:
+    """The table: Rostrum, the baseline and the peer (oTree), each with its ratio to Rostrum's
+    figure (Rostrum / theirs), and the targets."""
+
     def mark(key: str) -> str:
         return "PASS" if verdict[key] else "MISS"
 
@@ -436,28 +439,38 @@ def report(args, r: dict, b: dict | None, check: dict, verdict: dict) -> str:
         return figures
 
     def row(label, path, unit="", digits=1, compare=False, target="", key=None):
-        a, z = get(r, path), get(b, path)
+        a, z, o = get(r, path), get(b, path), get(peer, path)
         return (
             label,
             fmt(a, unit, digits),
             "" if b is None else fmt(z, unit, digits),
             ratio(a, z) if compare and b is not None else None,
+            "" if peer is None else fmt(o, unit, digits),
+            ratio(a, o) if compare and peer is not None else None,
             target,
             mark(key) if key else "",
         )
 
-    done = f"{r['completed']}/{r['participants']}"
+    def count(x: dict | None) -> str:
+        return "" if x is None else f"{x['completed']}/{x['participants']}"
+
+    stored = f"{check['responses']}/{check['expected_responses']}"
+    peer_stored = (
+        "" if peer is None else f"{peer['check']['responses']}/{peer['check']['expected_responses']}"
+    )
     rows = [
         (
             "participants completed",
-            done,
-            "" if b is None else f"{b['completed']}/{b['participants']}",
+            count(r),
+            count(b),
+            None,
+            count(peer),
             None,
             "all, every answer stored",
             mark("all_complete_all_answers_stored"),
         ),
         row("errors", "errors", target="0"),
-        ("answers stored (DB)", f"{check['responses']}/{check['expected_responses']}", "", None, "", ""),
+        ("answers stored (DB)", stored, "", None, peer_stored, None, "", ""),
         row("wall time", "wall_s", " s", 2),
         row(
             "participants/s",
@@ -483,7 +496,7 @@ def report(args, r: dict, b: dict | None, check: dict, verdict: dict) -> str:
         row("PostgreSQL CPU", "db_cpu_s", " s", 2),
         row("client CPU", "client_cpu_s", " s", 2),
         row("server CPU/participant", "server_cpu_ms_per_participant", " ms", compare=True),
-        row("DB CPU/participant", "db_cpu_ms_per_participant", " ms"),
+        row("DB CPU/participant", "db_cpu_ms_per_participant", " ms", compare=True),
         row(
             "server+DB CPU/participant",
             "server_db_cpu_ms_per_participant",
@@ -495,13 +508,19 @@ def report(args, r: dict, b: dict | None, check: dict, verdict: dict) -> str:
         row("client CPU/participant", "client_cpu_ms_per_participant", " ms"),
         row("other processes' CPU", "other_cpu_s", " s", 2, target="~0"),
     ]
-    head = ("figure", "Rostrum", "baseline", "R/base", "target", "")
-    table = [head] + [(a, c, d, "-" if e is None else f"{e:.2f}x", f, g) for a, c, d, e, f, g in rows]
-    widths = [max(len(row[i]) for row in table) for i in range(len(head))]
+    head = ("figure", "Rostrum", "baseline", "R/base", "oTree", "R/oTree", "target", "")
+    shown = [i for i in range(len(head)) if peer is not None or i not in (4, 5)]
+    table = [head] + [
+        (a, c, d, "-" if e is None else f"{e:.2f}x", o, "-" if q is None else f"{q:.2f}x", f, g)
+        for a, c, d, e, o, q, f, g in rows
+    ]
+    table = [tuple(cells[i] for i in shown) for cells in table]
+    widths = [max(len(cells[i]) for cells in table) for i in range(len(shown))]
+    peer_line = "" if peer is None else f"; the peer: {peer['name']} ({peer['how']})"
     lines = [
         f"Rostrum arrivals: {args.participants} participants at once, think time {args.think_ms:g} ms, "
         f"{args.workers} uvicorn workers, {os.cpu_count()} cores, "
-        f"{r['requests_per_participant']} requests per participant",
+        f"{r['requests_per_participant']} requests per participant{peer_line}",
         "",
     ]
     for i, cells in enumerate(table):
@@ -520,7 +539,15 @@ def report(args, r: dict, b: dict | None, check: dict, verdict: dict) -> str:
     )
     if r["other_db_xacts"] > 0:
         lines.append(f"NOTE: other databases ran {r['other_db_xacts']} transactions during the load phase.")
-    for name, x in (("Rostrum", r), ("baseline", b)):
+    if peer is not None:
+        by_request = "; ".join(
+            f"{kind} p50 {fmt(x['p50'], ' ms')} p95 {fmt(x['p95'], ' ms')} (n={x['count']})"
+            for kind, x in peer["latency_ms_by_request"].items()
+        )
+        lines.append(f"{peer['name']} latency by request: {by_request}")
+        if not peer["check"]["ok"]:
+            lines.append(f"{peer['name']}'s database check failed: {json.dumps(peer['check'])}")
+    for name, x in (("Rostrum", r), ("baseline", b), (peer and peer["name"], peer)):
         if x and x["other_cpu_s"] > max(0.5, 0.1 * x["machine_busy_s"]):
             top = ", ".join(f"{o['comm']}[{o['pid']}] {o['cpu_s']:.1f} s" for o in x["other_processes"])
             lines.append(
@@ -540,6 +567,44 @@ def report(args, r: dict, b: dict | None, check: dict, verdict: dict) -> str:
     return "\n".join(lines)
 
 
+# --- The peer -----------------------------------------------------------------------------
+
+
+def peer_phase(args, common: list[str], servers: list) -> dict | None:
+    """oTree doing the same work, in its own database and process (bench/peer_otree.py). None,
+    with the reason said, when it cannot run: the peer never stops the benchmark."""
+    from bench import peer_otree
+
+    pg = Postgres(args.pg, f"{args.db_name}_otree")
+    try:
+        say("the peer: installing oTree (once) into var/peers/otree-venv")
+        version = peer_otree.ensure_installed()
+        say(f"the peer: oTree {version}, a session of {args.participants} participants")
+        env, join = peer_otree.setup(pg, args.participants)
+        server = peer_otree.Server(free_port(), env, RESULTS / "server-otree.log")
+        servers.append(server)
+        say(f"starting oTree: {' '.join(server.cmd[1:])}")
+        server.start()
+        say("the peer's load: the same participants, pages and answers")
+        raw = client_run(
+            server,
+            pg,
+            ["--mode", "otree", "--join", join, "--code", peer_otree.COMPLETION_CODE, *common],
+            args.timeout + 60,
+        )
+        server.stop()
+        figures = summarise(raw, 11)  # the link, oTree's redirect, then GET + POST x 4, the last GET
+        figures["check"] = peer_otree.verify(pg, args.participants)
+        figures["name"] = f"oTree {version}"
+        figures["how"] = "otree prodserver, one process, PostgreSQL"
+        return figures
+    except peer_otree.PeerUnavailable as exc:
+        say(f"the peer did not run: {exc}")
+        return None
+    finally:
+        pg.close()
+
+
 # --- Main ---------------------------------------------------------------------------------
 
 
@@ -555,6 +620,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--db-name", default="rostrum_bench", help="database dropped and recreated each run")
     parser.add_argument("--pg", default="postgres://postgres@127.0.0.1:5432", help="PostgreSQL server URL")
     parser.add_argument("--no-baseline", action="store_true", help="skip the hello-world baseline")
+    parser.add_argument(
+        "--no-peer", action="store_true", help="skip the peer (oTree, bench/peers/otree_survey)"
+    )
     parser.add_argument("--timeout", type=float, default=900, help="give up on a load phase after this, s")
     parser.add_argument("--seed", type=int, default=1, help="think-time jitter seed")
     parser.add_argument(
@@ -637,8 +705,10 @@ def main() -> int:
             hello.stop()
             baseline = summarise(baseline_raw, requests_each)
 
+        peer = None if args.no_peer else peer_phase(args, common, servers)
+
         verdict = verdicts(rostrum, check)
-        text = report(args, rostrum, baseline, check, verdict)
+        text = report(args, rostrum, baseline, check, verdict, peer)
         print()
         print(text)
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -651,6 +721,7 @@ def main() -> int:
                     "study": study,
                     "rostrum": rostrum,
                     "baseline": baseline,
+                    "peer": peer,
                     "ratios": {
                         "throughput": ratio(
                             rostrum["participants_per_s"], baseline and baseline["participants_per_s"]
@@ -661,6 +732,15 @@ def main() -> int:
                         "cpu_per_participant": ratio(
                             rostrum["server_db_cpu_ms_per_participant"],
                             baseline and baseline["server_db_cpu_ms_per_participant"],
+                        ),
+                    },
+                    "ratios_to_peer": peer
+                    and {
+                        "throughput": ratio(rostrum["participants_per_s"], peer.get("participants_per_s")),
+                        "p95_latency": ratio(rostrum["latency_ms"]["p95"], peer["latency_ms"]["p95"]),
+                        "cpu_per_participant": ratio(
+                            rostrum["server_db_cpu_ms_per_participant"],
+                            peer["server_db_cpu_ms_per_participant"],
                         ),
                     },
                     "database_check": check,

@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import json
 import random
+import re
 import resource
 import secrets
 import sys
@@ -28,6 +29,36 @@ ERROR_SAMPLES = 12
 
 class HTTPError(Exception):
     pass
+
+
+# oTree's pages (the peer): the form's inputs and text areas, read with two expressions.
+_OTREE_FORM = re.compile(r'<form class="otree-form".*?</form>', re.DOTALL)
+_OTREE_FIELD = re.compile(r"<(input|textarea)\b([^>]*)>")
+_ATTRIBUTE = re.compile(r'([\w-]+)="([^"]*)"')
+TEXT_ANSWER = "I weighed the evidence each side cited and the timeline."
+
+
+def otree_answers(page: str) -> dict[str, str] | None:
+    """A valid answer for every field of an oTree page, as `default_answers` gives Rostrum's
+    (first option, a number in range, the same text); None when the page has no form (every
+    oTree page has one, the last page's without fields)."""
+    form = _OTREE_FORM.search(page)
+    if form is None:
+        return None
+    data: dict[str, str] = {}
+    for tag, attributes in _OTREE_FIELD.findall(form.group(0)):
+        a = dict(_ATTRIBUTE.findall(attributes))
+        name, kind = a.get("name"), a.get("type", "text")
+        if not name or name in data:
+            continue
+        if tag == "textarea" or kind == "text":
+            data[name] = TEXT_ANSWER
+        elif kind == "number":
+            low, high = int(a.get("min") or 0), int(a.get("max") or 40)
+            data[name] = str(max(low, min(high, 40)))
+        elif kind in ("radio", "hidden"):
+            data[name] = a.get("value", "")
+    return data
 
 
 class Response:
@@ -193,7 +224,8 @@ class Run:
         conn = Connection(self.args.host, self.args.port, self.latencies, self.kind_latencies, address)
         started = time.perf_counter()
         try:
-            ok = await (self.rostrum(conn) if self.args.mode == "rostrum" else self.baseline(conn))
+            walk = {"rostrum": self.rostrum, "baseline": self.baseline, "otree": self.otree}[self.args.mode]
+            ok = await walk(conn)
             if ok:
                 self.completed += 1
                 self.durations.append(time.perf_counter() - started)
@@ -245,6 +277,42 @@ class Run:
         self.error("too many steps", target)
         return False
 
+    async def otree(self, conn: Connection) -> bool:
+        """The peer: oTree's session-wide link with the PROLIFIC_PID as participant label,
+        its two redirects, then GET + POST per form page until the last page, which must link
+        to Prolific with the completion code."""
+        target = f"{self.args.join}?participant_label={secrets.token_hex(12)}"
+        for kind, expected in (("entry", (302,)), ("entry", (302, 307))):
+            response = await conn.request("GET", target, kind)
+            if response.status not in expected:
+                self.error(f"{kind} {response.status}", response.body[:200].decode(errors="replace"))
+                return False
+            target = urlsplit(response.header("location")).path
+        for _ in range(MAX_STEPS):
+            page = await conn.request("GET", target, "step GET")
+            if page.status != 200:
+                self.error(f"step GET {page.status}", page.body[:200].decode(errors="replace"))
+                return False
+            body = page.body.decode()
+            found = re.search(re.escape(self.args.exit_prefix) + r"(\w+)", body)
+            if found is not None:  # the last page, linking back to Prolific
+                if found.group(1) != self.args.code:
+                    self.error("wrong code", f"{found.group(1)!r} instead of {self.args.code!r}")
+                    return False
+                return True
+            answers = otree_answers(body)
+            if not answers:
+                self.error("no form", f"no form fields on {target}")
+                return False
+            await self.think()
+            answer = await conn.request("POST", target, "step POST", answers)
+            if answer.status != 302:
+                self.error(f"step POST {answer.status}", answer.body[:300].decode(errors="replace"))
+                return False
+            target = urlsplit(answer.header("location")).path
+        self.error("too many steps", target)
+        return False
+
     async def baseline(self, conn: Connection) -> bool:
         """The same round trips as a Rostrum participant: entry, then GET + POST per step."""
         form = {"csrfmiddlewaretoken": secrets.token_urlsafe(48), "_position": "1", "answer": "x" * 60}
@@ -292,7 +360,8 @@ class Run:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--mode", choices=["rostrum", "baseline"], required=True)
+    parser.add_argument("--mode", choices=["rostrum", "baseline", "otree"], required=True)
+    parser.add_argument("--join", default="", help="otree: the session-wide link's path")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--participants", type=int, default=500)

@@ -192,9 +192,14 @@ class Walkers:
 # --- Judges -------------------------------------------------------------------------------------
 
 
+QUIET_S = 10  # as static/js/live.js (LIVE_RESYNC_QUIET_SECONDS)
+
+
 class Judges:
-    """Each judge asks both debaters one question and reads both replies, reconnecting after
-    a dropped socket (live.js does) and asking for a retry after a failed turn."""
+    """Each judge asks both debaters one question and reads both replies as live.js does:
+    reconnecting after a dropped socket, asking for a resync after a lost frame or a lost end
+    (a later turn starting, the judge's turn coming, or nothing heard for QUIET_S while a reply
+    is being written) and for a retry after a failed turn."""
 
     def __init__(self, ws_base: str, sessions: list[dict]) -> None:
         self.ws_base, self.sessions = ws_base, sessions
@@ -220,17 +225,30 @@ class Judges:
                     if dropped is not None:
                         lost += time.perf_counter() - dropped
                         dropped = None
-                    async for raw in ws:
+                    unended: set[int] = set()  # turns started whose end has not come
+                    while True:
+                        try:
+                            raw = await asyncio.wait_for(ws.recv(), QUIET_S)
+                        except TimeoutError:  # live.js: a reply being written, nothing heard
+                            if unended:
+                                await ws.send(json.dumps({"type": "resync"}))
+                            continue
                         m = json.loads(raw)
                         kind = m["type"]
                         if kind == "snapshot":
                             shown.update({t["seq"]: t["text"] for t in m["turns"]})
+                            writing = ("pending", "streaming")
+                            unended = {t["seq"] for t in m["turns"] if t["status"] in writing}
                             if any(t["status"] == "failed" for t in m["turns"]):
                                 # live.js shows "try again" (its turn.failed may have been lost)
                                 self.errors["turn failed"] = self.errors.get("turn failed", 0) + 1
                                 await ws.send(json.dumps({"type": "retry"}))
                         elif kind in ("turn.start", "turn.reset"):
+                            if kind == "turn.start" and any(seq < m["seq"] for seq in unended):
+                                await ws.send(json.dumps({"type": "resync"}))  # an end was lost
+                                continue
                             shown[m["seq"]] = ""
+                            unended.add(m["seq"])
                         elif kind == "turn.delta":
                             have = shown.get(m["seq"], "")
                             if m["offset"] > len(have):
@@ -239,11 +257,16 @@ class Judges:
                             shown[m["seq"]] = have + m["text"][len(have) - m["offset"] :]
                         elif kind in ("turn.end", "judge.message"):
                             shown[m["seq"]] = m["text"]
+                            unended.discard(m["seq"])
                         elif kind == "turn.failed":
+                            unended.discard(m["seq"])
                             self.errors["turn failed"] = self.errors.get("turn failed", 0) + 1
                             await ws.send(json.dumps({"type": "retry"}))
                         state = m.get("state") if kind == "snapshot" else m
                         if not state or state.get("type") != "state":
+                            continue
+                        if (state["next"] == "J" or state.get("done")) and unended:
+                            await ws.send(json.dumps({"type": "resync"}))  # live.js: an end was lost
                             continue
                         # A snapshot (a new socket) still waiting for the question: the one
                         # sent before the drop never arrived; the judge asks again, as a
@@ -407,12 +430,13 @@ def check_turns(pg: Postgres, judges: Judges, ids: list[int]) -> dict:
     )  # a (round, speaker) with more than one turn
     unfinished = sum(1 for ts in turns.values() for t in ts if t[4] != "done")
     complete = sum(1 for ts in turns.values() if len(ts) >= 5 and all(t[4] == "done" for t in ts))
-    mismatched = sum(
-        1
+    unlike = [
+        (sid, t, judges.shown[sid][t[1]])
         for sid, ts in turns.items()
         for t in ts
         if t[4] == "done" and judges.shown.get(sid, {}).get(t[1]) not in (None, t[6])
-    )
+    ]
+    mismatched = len(unlike)
     return {
         "debates": len(ids),
         "debates_complete": complete,
@@ -420,6 +444,19 @@ def check_turns(pg: Postgres, judges: Judges, ids: list[int]) -> dict:
         "turns_unfinished": unfinished,
         "turns_rewritten_after_a_fault": sum(1 for ts in turns.values() for t in ts if t[5] > 1),
         "turns_shown_unlike_stored": mismatched,
+        # What the judge was left with: a prefix of the stored text is a lost end.
+        "unlike_samples": [
+            {
+                "session": sid,
+                "seq": t[1],
+                "speaker": t[3],
+                "attempts": t[5],
+                "shown_chars": len(seen),
+                "stored_chars": len(t[6]),
+                "shown_is_a_prefix": t[6].startswith(seen),
+            }
+            for sid, t, seen in unlike[:10]
+        ],
     }
 
 
@@ -443,6 +480,7 @@ def report(args, out: dict, answers: dict, turns: dict) -> str:
         "",
         "must be 0:",
         *(f"  {k:<28} {v}{'' if v == 0 else '   <-- NOT ZERO'}" for k, v in zero.items()),
+        *(f"    shown unlike stored: {json.dumps(sample)}" for sample in turns["unlike_samples"]),
         "",
         f"participants completed: {w.completed} / {args.participants}; "
         f"in the database: {answers['by_status']}",

@@ -477,6 +477,10 @@ LLM_OFFLINE_TOKEN_DELAY_MS = env_int("LLM_OFFLINE_TOKEN_DELAY_MS", 30)
 LIVE_TURN_STUCK_S = env_int("LIVE_TURN_STUCK_SECONDS", 30, minimum=2)
 LIVE_TURN_MAX_ATTEMPTS = env_int("LIVE_TURN_MAX_ATTEMPTS", 3, minimum=1)
 LIVE_HEARTBEAT_S = env_int("LIVE_HEARTBEAT_SECONDS", 3, minimum=1)
+# A page showing a reply as being written that has heard nothing for this long asks for a
+# snapshot: the reply's end may have been lost (pub/sub is at most once when a server's link to
+# Redis drops). Also the persuasion page's.
+LIVE_RESYNC_QUIET_S = env_int("LIVE_RESYNC_QUIET_SECONDS", 10, minimum=1)
 # Streamed text goes out in frames at most 10 times a second per stream (debates.streaming:
 # 100 ms apart, the README's stated rate; a longer LIVE_FLUSH_MS sends fewer, larger frames),
 # and above this many streams at once in a process the interval grows in proportion (frames

@@ -5,6 +5,7 @@ should judge."""
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.utils.translation import gettext as _
 
 from debates import llm
@@ -161,6 +162,7 @@ class ClaimSessionKind(StepKind):
             "phase": session.phase,
             "ws_path": f"/ws/live/{ctx.participant.token}/",
             "speakers": session.ai_speakers,
+            "quiet_seconds": settings.LIVE_RESYNC_QUIET_S,
         }
 
     def build_form(self, ctx: StepContext, data=None) -> forms.Form:

@@ -5,6 +5,7 @@ the turn or time limit makes it a draw, or the dialogue is abandoned."""
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.db import transaction
 from django.utils.translation import gettext
 
@@ -200,6 +201,7 @@ class PersuasionKind(StepKind):
             "turns": services.turns_of(dialogue),
             "ws_path": f"/ws/persuasion/{ctx.participant.token}/",
             "wait_seconds": design.wait_seconds,
+            "quiet_seconds": settings.LIVE_RESYNC_QUIET_S,
             "wait_minutes": wait_text(design.wait_seconds),
             "waiting": dialogue.status == Status.WAITING,
         }

@@ -2,8 +2,11 @@
  *
  * The server sends a snapshot on every (re)connection, then events. Turns are keyed by
  * their sequence number; streamed text arrives as deltas carrying their character offset,
- * so a duplicate is dropped and a gap (a lost frame) triggers a resync. All text is put on
- * the page with textContent: nothing the model or a participant writes is parsed as HTML.
+ * so a duplicate is dropped and a gap (a lost frame) triggers a resync. The end of a reply can
+ * be lost too (the server's link to Redis dropped): a later turn starting, the judge's turn
+ * coming, or a reply being written with nothing heard for a while (data-quiet-seconds) also
+ * asks for a resync, whose snapshot has the stored text. All text is put on the page with
+ * textContent: nothing the model or a participant writes is parsed as HTML.
  *
  * On a small screen the page follows the message being written, keeping its newest line
  * above the status bar (which sticks to the bottom of the screen), until the reader scrolls
@@ -48,6 +51,8 @@
   var follow = true; // keep the message being written in view (false once the reader scrolls up)
   var lastY = window.scrollY;
   var wasOver = false;
+  var quietMs = 1000 * (parseFloat(root.getAttribute("data-quiet-seconds")) || 10);
+  var heard = Date.now(); // the last message from the server
 
   function sideLabel(speaker) {
     var side = state.sides && state.sides[speaker];
@@ -113,6 +118,13 @@
 
   function resync() {
     if (socket && connected) socket.send(JSON.stringify({ type: "resync" }));
+  }
+
+  function unfinishedBefore(seq) {
+    return Object.keys(turns).some(function (k) {
+      var t = turns[k];
+      return t.seq < seq && (t.status === "streaming" || t.status === "pending");
+    });
   }
 
   function onDelta(m) {
@@ -225,6 +237,7 @@
   });
 
   function handle(m) {
+    heard = Date.now();
     if (m.type !== "error") errorMessage = "";
     switch (m.type) {
       case "snapshot":
@@ -236,9 +249,12 @@
       case "state":
         state = m;
         Object.keys(turns).forEach(function (k) { render(turns[k]); });
+        // Nobody is writing, yet a reply shows as being written: its end was lost.
+        if ((state.next === "J" || state.done) && writing()) resync();
         break;
       case "turn.start":
-        if (m.seq > maxSeq() + 1) { resync(); return; }
+        // A turn we never heard start, or one after a reply whose end never came.
+        if (m.seq > maxSeq() + 1 || unfinishedBefore(m.seq)) { resync(); return; }
         upsert({ seq: m.seq, speaker: m.speaker, round: m.round, status: "streaming", text: "" });
         break;
       case "turn.delta":
@@ -312,6 +328,14 @@
       setTimeout(connect, delay);
     });
   }
+
+  // A reply being written, and nothing heard for a while: its end may have been lost.
+  setInterval(function () {
+    if (connected && writing() && Date.now() - heard > quietMs) {
+      heard = Date.now();
+      resync();
+    }
+  }, 1000);
 
   connect();
 })();

@@ -3,7 +3,10 @@
  * The server sends a snapshot on every (re)connection and whenever the dialogue changes
  * (a turn was played, a partner joined, it ended); the opponent's text streams in between
  * as deltas carrying their character offset (a duplicate is dropped, a gap asks for a
- * resync). Everything written by a person or a model is put on the page with textContent.
+ * resync). A turn's end can be lost too (the server's link to Redis dropped): a later turn
+ * starting, or a turn being written or read with nothing heard for a while
+ * (data-quiet-seconds), also asks for a resync. Everything written by a person or a model is put on the page with
+ * textContent.
  * A draft survives a reload (sessionStorage, per dialogue page).
  */
 (function () {
@@ -210,7 +213,15 @@
     if (socket && connected) socket.send(JSON.stringify({ type: "resync" }));
   }
 
+  function streamingBefore(seq) {
+    return Object.keys(turns).some(function (k) { return turns[k].seq < seq && turns[k].status === "streaming"; });
+  }
+
+  var quietMs = 1000 * (parseFloat(root.getAttribute("data-quiet-seconds")) || 10);
+  var heard = Date.now(); // the last message from the server
+
   function handle(m) {
+    heard = Date.now();
     switch (m.type) {
       case "snapshot":
         snap = m;
@@ -220,7 +231,8 @@
         m.turns.forEach(function (t) { turns[t.seq] = t; render(t); });
         break;
       case "turn.start":
-        if (m.seq > maxSeq() + 1) { resync(); return; }
+        // A turn we never heard start, or one after a turn whose end never came.
+        if (m.seq > maxSeq() + 1 || streamingBefore(m.seq)) { resync(); return; }
         turns[m.seq] = turns[m.seq] || { seq: m.seq, speaker: m.speaker, text: "", sentences: [] };
         turns[m.seq].status = "streaming";
         turns[m.seq].text = "";
@@ -292,6 +304,19 @@
       setTimeout(connect, delay);
     });
   }
+
+  // A turn being written or read, and nothing heard for a while: its end, or the snapshot
+  // after it, may have been lost.
+  setInterval(function () {
+    var busy = Object.keys(turns).some(function (k) {
+      var status = turns[k].status;
+      return status === "pending" || status === "streaming" || status === "reading";
+    });
+    if (connected && busy && Date.now() - heard > quietMs) {
+      heard = Date.now();
+      resync();
+    }
+  }, 1000);
 
   updateHint();
   connect();

@@ -11,6 +11,7 @@ Set ROSTRUM_SCREENSHOTS=/some/dir to keep screenshots of the chat pages.
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import secrets
@@ -564,3 +565,58 @@ def test_a_refused_message_is_explained_and_the_judge_may_send_again(server, con
     page.get_by_role("button", name="Send question").click()
     expect(composer(page)).to_be_hidden()
     expect(page.locator("#chat > li.msg-j .msg-text")).to_have_text("A shorter question?")
+
+
+def test_replies_whose_end_is_lost_on_the_way_are_shown_whole_and_the_judge_gets_the_turn(
+    server, context, study
+):
+    """Pub/sub is at most once: when a server's link to Redis drops, a reply's end (and the
+    state sent with it) can be lost while the socket stays open. Here the browser never
+    receives the end of either reply of round 1: debater B starting tells the page it missed
+    A's end, and a reply showing as being written with nothing heard for a while (2 s here)
+    makes it ask again; each time the snapshot brings the stored text."""
+    use_model("tps=200:tokens=30")
+    page = context.new_page()
+    dropped, asked_again = [], []
+
+    def quick_to_ask_again(route) -> None:  # the page as served, with a 2 s quiet period
+        if route.request.method != "GET":
+            route.continue_()
+            return
+        response = route.fetch(max_redirects=0)
+        body = re.sub(r'data-quiet-seconds="\d+"', 'data-quiet-seconds="2"', response.text())
+        route.fulfill(response=response, body=body)
+
+    def losing_ends(ws) -> None:
+        upstream = ws.connect_to_server()
+        lose_next_state = False
+
+        def from_server(message) -> None:
+            nonlocal lose_next_state
+            m = json.loads(message)
+            if m["type"] == "turn.end" and m["seq"] in (1, 2) and m["seq"] not in dropped:
+                dropped.append(m["seq"])
+                lose_next_state = True  # sent with the end, lost with it
+                return
+            if m["type"] == "state" and lose_next_state:
+                lose_next_state = False
+                return
+            ws.send(message)
+
+        def from_page(message) -> None:
+            if json.loads(message)["type"] == "resync":
+                asked_again.append(time.monotonic())
+            upstream.send(message)
+
+        upstream.on_message(from_server)
+        ws.on_message(from_page)
+
+    page.route(re.compile(r"/p/[^/]+/$"), quick_to_ask_again)
+    page.route_web_socket(re.compile(r"/ws/live/"), losing_ends)
+    session = reach_chat(page, server, study, "debate")
+    wait_for_judge_turn(page, shown=2)
+    assert dropped == [1, 2]
+    assert len(asked_again) >= 2  # once for A (B started), once for B (nothing heard)
+    stored = [t.text for t in LiveTurn.objects.filter(session=session).order_by("seq")]
+    assert [m["text"] for m in messages(page)] == stored
+    assert all(len(text.split()) == 30 for text in stored)

@@ -14,6 +14,7 @@ Set ROSTRUM_SCREENSHOTS=/some/dir to keep screenshots of the dialogue pages.
 from __future__ import annotations
 
 import copy
+import json
 import re
 import time
 from collections.abc import Iterator
@@ -327,3 +328,60 @@ def test_when_the_partner_leaves_the_remaining_participant_completes_with_the_pa
     stayed = Participant.objects.get(prolific_pid=first_pid if stays is first else second_pid)
     assert stayed.status == Participant.Status.COMPLETED
     assert Participant.objects.get(prolific_pid=leaves_pid).status == Participant.Status.RETURNED
+
+
+def test_an_ai_turn_whose_end_is_lost_on_the_way_is_shown_whole_and_the_dialogue_goes_on(server, context):
+    """Pub/sub is at most once: when a server's link to Redis drops, a turn's end and the
+    snapshot after it can be lost while the socket stays open. The page that heard nothing
+    for a while (2 s here) with a turn being written asks for a snapshot, which has the stored
+    turn, and the participant gets their turn."""
+    study = study_of(
+        PERSUASION_LIVE_STUDY, "persuasion-lost-end", side="pro", delay_min_s=0.2, delay_max_s=0.4
+    )
+    page = context.new_page()
+    lost, asked_again = [], []
+
+    def quick_to_ask_again(route) -> None:  # the page as served, with a 2 s quiet period
+        if route.request.method != "GET":
+            route.continue_()
+            return
+        response = route.fetch(max_redirects=0)
+        body = re.sub(r'data-quiet-seconds="\d+"', 'data-quiet-seconds="2"', response.text())
+        route.fulfill(response=response, body=body)
+
+    def losing_the_first_end(ws) -> None:
+        upstream = ws.connect_to_server()
+
+        def from_server(message) -> None:
+            kind = json.loads(message)["type"]
+            if kind == "turn.end" and not lost:
+                lost.append(kind)
+                return
+            if kind == "snapshot" and lost and not asked_again:  # lost with the end
+                lost.append(kind)
+                return
+            ws.send(message)
+
+        def from_page(message) -> None:
+            if json.loads(message)["type"] == "resync":
+                asked_again.append(message)
+            upstream.send(message)
+
+        upstream.on_message(from_server)
+        ws.on_message(from_page)
+
+    page.route(re.compile(r"/p/[^/]+/$"), quick_to_ask_again)
+    page.route_web_socket(re.compile(r"/ws/persuasion/"), losing_the_first_end)
+    prolific_pid = enter(page, server, study)
+    assert wait_my_turn_or_end(page)
+    say(page, HUMAN_TURNS[0])
+    assert wait_my_turn_or_end(page)  # the AI's turn came, and then mine
+    assert lost[0] == "turn.end" and asked_again
+    dialogue = PersuasionDialogue.objects.get(pro_participant__prolific_pid=prolific_pid)
+    ai = dialogue.turns.get(seq=2)
+    assert ai.author == "agent" and ai.status == PersuasionTurn.Status.DONE
+    shown = page.locator("#p-chat > li.msg-other").first
+    expect(shown.locator(".move-kind").first).to_be_visible()  # read, with its moves
+    expect(page.locator("#p-chat > li.msg-other.writing")).to_have_count(0)
+    for sentence in re.split(r"(?<=[.?!])\s+", ai.text):
+        expect(shown).to_contain_text(sentence)

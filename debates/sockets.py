@@ -86,23 +86,34 @@ def error(message: str) -> SocketError:
 
 # --- Reading a frame ---------------------------------------------------------------------
 
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_BRACKET = re.compile(r"[\[\]{}]")
+_SPECIAL = re.compile(r'[\[\]{}"\\]')
 
 
 def too_deep(text: str, max_depth: int) -> bool:
     """Whether JSON text opens more than `max_depth` arrays or objects inside each other,
-    brackets inside strings aside. Cheap for ordinary messages: only a text with more
-    brackets than the limit is scanned."""
+    brackets inside strings aside. One pass over the text's brackets, quotes and backslashes
+    (a regular expression for whole strings retried from every quote of one never closed: a
+    16,000-character frame of escaped quotes held the loop 0.9 s). Cheap for ordinary
+    messages: only a text with more brackets than the limit is scanned."""
     if text.count("[") + text.count("{") <= max_depth:
         return False
-    depth = 0
-    for match in _BRACKET.finditer(_STRING.sub('""', text)):
-        if match.group() in "[{":
+    depth, in_string, escaped_at = 0, False, -1
+    for match in _SPECIAL.finditer(text):
+        at, char = match.start(), match.group()
+        if at == escaped_at:  # the character after a backslash
+            continue
+        if in_string:
+            if char == "\\":
+                escaped_at = at + 1
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
             depth += 1
             if depth > max_depth:
                 return True
-        else:
+        elif char in "]}":
             depth -= 1
     return False
 

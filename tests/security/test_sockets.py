@@ -7,8 +7,8 @@ test_sockets_servers.py."""
 from __future__ import annotations
 
 import json
-import time
 import logging
+import time
 
 import pytest
 from asgiref.sync import async_to_sync

@@ -4,6 +4,7 @@ request to recompute). Its OpenAPI schema is at /api/v1/schema/."""
 
 from __future__ import annotations
 
+import re
 from functools import wraps
 from itertools import islice
 
@@ -206,12 +207,17 @@ def _table(name: str):
     return TABLES[name]
 
 
+MAX_PAGE = 10**9  # far past any table's last page
+
+
 def _positive(request: Request, name: str, default: int) -> int:
+    """A whole number from 1 to MAX_PAGE, in ASCII digits (`str.isdigit` also takes "²", which
+    `int` refuses; a page past a platform integer overflowed the row slice: both were 500s)."""
     raw = request.query_params.get(name, "")
     if not raw:
         return default
-    if not raw.isdigit() or int(raw) < 1:
-        raise serializers.ValidationError({name: "must be a whole number, 1 or more"})
+    if not re.fullmatch(r"[0-9]{1,10}", raw) or not 1 <= int(raw) <= MAX_PAGE:
+        raise serializers.ValidationError({name: f"must be a whole number from 1 to {MAX_PAGE:,}"})
     return int(raw)
 
 

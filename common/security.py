@@ -66,6 +66,21 @@ def client_address(request: HttpRequest) -> str | None:
     return request.META.get("REMOTE_ADDR")
 
 
+USERNAME_MAX = 150  # django.contrib.auth's User.username
+
+
+def login_username(request: HttpRequest, credentials: dict | None = None) -> str | None:
+    """The username a login attempt is counted under (AXES_USERNAME_CALLABLE): the one typed,
+    at most as long as a username can be and without NUL characters. Axes stores it in a
+    255-character column: a longer one was a database error, a 500, not a wrong login."""
+    typed = (credentials or {}).get("username")
+    if typed is None and request is not None:
+        typed = request.POST.get("username")
+    if typed is None:
+        return None
+    return str(typed).replace("\x00", "")[:USERNAME_MAX]
+
+
 def login_locked_out(request: HttpRequest, original_response=None, credentials=None) -> HttpResponse:
     """What a username and address locked out of the admin's login see (AXES_LOCKOUT_CALLABLE)."""
     context = {

@@ -350,6 +350,7 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "common.security.login_locked_out"
 AXES_CLIENT_IP_CALLABLE = "common.security.client_address"
+AXES_USERNAME_CALLABLE = "common.security.login_username"
 # Optional: the admin answers only these networks (comma-separated, e.g. "10.0.0.0/8,
 # 192.0.2.7"), and is a 404 for every other address (common.security.AdminNetworks).
 ADMIN_ALLOWED_NETWORKS = env_list("ADMIN_ALLOWED_NETWORKS", [])

@@ -43,13 +43,12 @@ from django.utils.translation import gettext, gettext_noop
 from debates.streaming import db
 from participants import limits
 from participants.i18n import participant_language
-from participants.services import participant_by_token
+from participants.services import TOKEN_SHAPE, participant_by_token
 
 log = logging.getLogger(__name__)
 
 FORBIDDEN = 4403  # no such participant, or not at a step with this socket
 TOO_MANY = 4429  # too many sockets, connection attempts or frames
-TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # participants' tokens (secrets.token_urlsafe)
 # A token's open sockets are counted per minute: each socket counts itself in the current
 # minute's counter when it opens and again, from a timer, in each new minute while it stays
 # open; admission looks at the current minute only. A server process that dies (a crash, a
@@ -266,7 +265,7 @@ class ParticipantSocket(AsyncJsonWebsocketConsumer):
         self.counted_token = ""
         self.closing = False
         self.refusal = ""  # why open() refused, for the log
-        if not TOKEN.match(token):
+        if not TOKEN_SHAPE.match(token):
             await self.close(code=FORBIDDEN)
             return
         too_many, self.counted_minute = await socket_admit(token, caps)

@@ -25,6 +25,7 @@ from django.utils import translation
 from django.utils.translation.trans_real import parse_accept_lang_header
 
 from participants.models import Participant
+from participants.services import LOOSE_ID
 from studies.services import study_cached
 from studies.texts import study_languages, texts_in
 
@@ -116,7 +117,7 @@ def _entering(request: HttpRequest, slug: str) -> tuple[str, str, bool]:
     if len(offered) == 1:
         return offered[0], study.language, False
     pid = (request.GET.get("PROLIFIC_PID") or "").strip()
-    if pid:
+    if LOOSE_ID.match(pid):  # else the entry refuses the link (a NUL was a database error)
         known = (
             Participant.objects.filter(study=study, prolific_pid__in={pid, pid.lower()})
             .exclude(language="")

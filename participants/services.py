@@ -206,8 +206,13 @@ def participant_preview(*, study: Study) -> Participant:
     )
 
 
+TOKEN_SHAPE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # secrets.token_urlsafe's alphabet
+
+
 def participant_by_token(token: str) -> Participant | None:
-    if not token or len(token) > 64:
+    """The participant with this token (None for a token of another shape: a NUL in it was a
+    database error, a 500)."""
+    if not token or not TOKEN_SHAPE.match(token):
         return None
     participant = _participant_with_token(token)
     if participant is None:

@@ -461,7 +461,7 @@ def _ask_refusal(session: LiveSession, turns: list[LiveTurn], ask: Ask) -> str:
     allowed = {"A", "B", "both", "pass"} if session.protocol == Protocol.DEBATE else {"C", "pass"}
     if ask.target not in allowed:
         return gettext("Choose whom to ask.")
-    if ask.target != "pass" and not text:
+    if ask.target != "pass" and not any(c.isalnum() for c in text):  # nothing to read in it
         return gettext("Write a question, or choose to pass.")
     if len(text) > session.max_message_chars:
         return gettext("Please keep your message under %(max)s characters.") % {

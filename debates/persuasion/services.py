@@ -316,6 +316,8 @@ def human_say(*, dialogue_id: int, participant_id: int, text: str, now: datetime
         if game.to_move != side or open_turn(dialogue) is not None:
             raise PersuasionError(gettext("It is not your turn yet."))
         sentences = language.split_sentences(text)
+        if not sentences:  # only punctuation or invisible characters: no move to read
+            raise PersuasionError(gettext("Write at least one sentence."))
         if len(sentences) > dialogue.max_sentences:
             raise PersuasionError(
                 gettext("Write at most %(max)s sentences: this has %(count)s.")

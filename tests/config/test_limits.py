@@ -115,3 +115,17 @@ def test_websockets_pass_through_untouched():
 
     asyncio.run(RequestLimits(app, LIMITS)({"type": "websocket", "headers": []}, None, None))
     assert seen == ["websocket"]
+
+
+def test_form_data_that_names_a_charset_other_than_utf8_is_refused_with_400():
+    """Django refuses it only when it reads the form, and its own error pages read the form
+    again (the CSRF token): the refusal escaped as a 500 with a long traceback, from anyone."""
+    for charset in ("utf-16", "utf8", "iso-8859-1", '"utf-7"'):
+        form = [(b"content-type", b"application/x-www-form-urlencoded; charset=" + charset.encode())]
+        status, app, _ = serve([body(b"a=b")], headers=[*form, (b"content-length", b"3")])
+        assert (status, app.calls) == (400, 0), charset
+    for fine in (b"application/x-www-form-urlencoded", b"application/x-www-form-urlencoded; charset=UTF-8"):
+        status, app, _ = serve([body(b"a=b")], headers=[(b"content-type", fine), (b"content-length", b"3")])
+        assert (status, app.calls) == (200, 1), fine
+    other = [(b"content-type", b"text/plain; charset=utf-16"), (b"content-length", b"3")]
+    assert serve([body(b"a=b")], headers=other)[0] == 200  # not form data: Django's business

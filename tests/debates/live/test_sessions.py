@@ -219,7 +219,13 @@ class TestConversation:
 
     @pytest.mark.parametrize(
         "text, target, message",
-        [("x" * 501, "A", "under 500 characters"), ("", "A", "Write a question"), ("Hi", "Z", "Choose whom")],
+        [
+            ("x" * 501, "A", "under 500 characters"),
+            ("", "A", "Write a question"),
+            ("?!", "A", "Write a question"),  # nothing to read: stored and answered, it was
+            ("\u200b\ufeff\u202e", "both", "Write a question"),  # invisible characters only
+            ("Hi", "Z", "Choose whom"),
+        ],
     )
     def test_judge_messages_are_checked(self, claim_study, text, target, message):
         w, session = at_claim(claim_study)

@@ -110,6 +110,8 @@ class TestSaying:
         [
             ("", "Write at least one sentence."),
             ("   \n ", "Write at least one sentence."),
+            ("?!", "Write at least one sentence."),  # no sentence to read: it used up the turn
+            ("\u202e\u200b\ufeff", "Write at least one sentence."),
             ("x" * (MAX_TURN_CHARS + 1), f"at most {MAX_TURN_CHARS} characters"),
             ("One. Two. Three. Four. Five. Six.", "Write at most 5 sentences: this has 6."),
         ],

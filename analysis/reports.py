@@ -160,6 +160,11 @@ def report_html(results: dict, *, design: str, config: dict | None, figures: lis
     return render_to_string(
         "analysis/report.html",
         {
+            "results": results,
+            # What was not computed and why, and what to read with care: results.json had them,
+            # the page did not (a table just missing, or "No data yet." beside its data).
+            "skipped": sorted((results.get("skipped") or {}).items()),
+            "warnings": results.get("warnings") or [],
             "tables": tables,
             "design": design,
             "design_name": DESIGN_NAMES[design],

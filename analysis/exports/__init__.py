@@ -55,10 +55,19 @@ def csv_lines(table: Table, study: Study, *, pseudonyms: bool = False) -> Iterat
         yield csv_line(c.get(row) for c in table.columns)
 
 
+FORMULA_GUARD = (
+    "A text cell that starts with =, +, -, @, a tab or a carriage return (and is not a number) "
+    "starts with an apostrophe in these CSV files, so that a spreadsheet shows it instead of "
+    "running it as a formula: remove that first apostrophe to get the text as written. The "
+    "API's JSON rows carry the text as written."
+)
+
+
 def codebook_lines(study: Study | None = None) -> Iterator[str]:
     """Every column of every table; with a study, also its own items: each question's key,
     text, options with their numeric coding, and the expected answers of checks."""
     yield csv_line(["table", "column", "description"], guard=False)
+    yield csv_line(["(every table)", "", FORMULA_GUARD], guard=False)
     for table in TABLES.values():
         yield csv_line([table.name, "", table.description], guard=False)
         for column in table.columns:

@@ -217,9 +217,37 @@ def read_tables(folder: str | Path) -> dict[str, pd.DataFrame]:
     for name in TABLES:
         path = folder / f"{name}.csv"
         if path.is_file():
-            raw = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], encoding="utf-8")
-            tables[name] = typed(name, raw)
+            tables[name] = typed(name, read_csv(path))
     return tables
+
+
+def read_csv(path: Path) -> pd.DataFrame:
+    """One export table as text cells, as the export wrote it or as a spreadsheet saved it
+    again: a byte-order mark is skipped, semicolons between the columns are read as such (a
+    spreadsheet in a language that writes decimal commas), rows left wholly blank are dropped.
+    Text that is not UTF-8 is refused with what to do, rather than guessed at."""
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as f:
+            header = f.readline()
+    except UnicodeDecodeError:
+        raise ValueError(_not_utf8(path)) from None
+    separator = ";" if ";" in header and "," not in header else ","
+    try:
+        raw = pd.read_csv(
+            path, dtype=str, keep_default_na=False, na_values=[""], encoding="utf-8-sig", sep=separator
+        )
+    except UnicodeDecodeError:
+        raise ValueError(_not_utf8(path)) from None
+    except pd.errors.ParserError as error:
+        raise ValueError(f"{path.name}: not a CSV file of the export's shape ({error})") from None
+    return raw.dropna(how="all").reset_index(drop=True)
+
+
+def _not_utf8(path: Path) -> str:
+    return (
+        f"{path.name} is not UTF-8 text (a spreadsheet saved it in another encoding): save it "
+        "again as 'CSV UTF-8 (comma delimited)', or use the file as exported"
+    )
 
 
 def typed(table: str, df: pd.DataFrame) -> pd.DataFrame:

@@ -84,11 +84,15 @@ def strengths_with_intervals(
     compared = np.bincount(first, minlength=n) + np.bincount(second, minlength=n)
     out = {}
     for i, label in enumerate(labels):
+        won = float(wins[i].sum())
         entry = {
+            # Never beaten or never beating anyone (ties count half): the likelihood has no
+            # finite maximum, and the strength and its interval come from the regularisation.
+            "estimable": bool(compared[i]) and 0 < won < compared[i],
             "strength": float(point[i]),
             "normalised": float(normalised[i]),
             "rank": float(rank[i]),
-            "wins": float(wins[i].sum()),
+            "wins": won,
             "comparisons": int(compared[i]),
             "se": None,
             "lo": None,
@@ -108,7 +112,34 @@ def strengths_with_intervals(
             )
         out[label] = entry
     order = sorted(labels, key=lambda name: (out[name]["rank"], name))
-    return {"labels": labels, "wins": wins, "strengths": out, "ranking": order}
+    return {
+        "labels": labels,
+        "wins": wins,
+        "strengths": out,
+        "ranking": order,
+        "groups": compared_groups(labels, first, second),
+    }
+
+
+def compared_groups(labels: list[str], first: np.ndarray, second: np.ndarray) -> list[list[str]]:
+    """The interlocutors in groups whose members were compared with each other, directly or
+    through others (connected components of the comparisons): strengths, and so ranks, say
+    nothing across two groups. Interlocutors never compared are left out."""
+    parent = list(range(len(labels)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for a, b in zip(first.tolist(), second.tolist(), strict=True):
+        parent[root(a)] = root(b)
+    seen = set(first.tolist()) | set(second.tolist())
+    groups: dict[int, list[str]] = {}
+    for i in sorted(seen):
+        groups.setdefault(root(i), []).append(labels[i])
+    return sorted((sorted(g) for g in groups.values()), key=lambda g: (-len(g), g))
 
 
 def subgroup_values(

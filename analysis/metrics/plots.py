@@ -46,6 +46,16 @@ def _errors(props: list[dict]) -> tuple[list[float], list[list[float]]]:
     return p, [lo, hi]
 
 
+def interval_bars(values: list[float], lows: list[float], highs: list[float]) -> list[list[float]]:
+    """Error bars (below, above) for estimates and their intervals, never negative: a
+    bootstrap interval may sit a rounding error to one side of its estimate (every
+    Bradley-Terry strength 0 within 1e-16: matplotlib refused the bars, and the report)."""
+    return [
+        [max(0.0, v - lo) for v, lo in zip(values, lows, strict=True)],
+        [max(0.0, hi - v) for v, hi in zip(values, highs, strict=True)],
+    ]
+
+
 def _fill_bars(
     labels: list[str], analysed: list[int], total: list[int], title: str, xlabel: str
 ) -> Figure | None:
@@ -236,10 +246,9 @@ def _design_d(r: dict):
         values = [strengths[n]["strength"] for n in order]
         has_ci = all(strengths[n]["lo"] is not None for n in order)
         if has_ci:
-            err = [
-                [v - strengths[n]["lo"] for n, v in zip(order, values)],
-                [strengths[n]["hi"] - v for n, v in zip(order, values)],
-            ]
+            err = interval_bars(
+                values, [strengths[n]["lo"] for n in order], [strengths[n]["hi"] for n in order]
+            )
             ax.errorbar(values, ys, xerr=err, fmt="o", color=COLOURS[0], capsize=3)
         else:
             ax.plot(values, ys, "o", color=COLOURS[0])

@@ -811,6 +811,25 @@ def _design_d(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
     skipped = {}
     if not values:
         skipped["subgroups"] = "no responses table or none of the subgroup items"
+    warnings = []
+    if len(main["groups"]) > 1:
+        groups = "; ".join("{" + ", ".join(g) + "}" for g in main["groups"])
+        warnings.append(
+            f"The comparisons fall into {len(main['groups'])} groups never compared with each other "
+            f"({groups}): the ranking orders each group within itself, and says nothing of one "
+            "group's interlocutors against another's."
+        )
+    apart = [
+        n
+        for n in main["ranking"]
+        if main["strengths"][n]["comparisons"] and not main["strengths"][n]["estimable"]
+    ]
+    if apart:
+        warnings.append(
+            f"Not estimable from the data: {', '.join(apart)} (never beaten, or never beat anyone; "
+            "ties count half): their strengths and intervals come from the regularisation, not the "
+            "answers."
+        )
     fill = []
     if {"instance_set", "instance"} <= set(comparisons.columns):
         real = comparisons
@@ -839,7 +858,9 @@ def _design_d(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
         "reliability": pairwise.reliability(df),
         "subgroups": pairwise.subgroup_rankings(df, labels, global_ranks, values, references, alpha),
         "references": {name: compare_rankings(global_ranks, ref) for name, ref in references.items()},
+        "groups": main["groups"],
         "skipped": skipped,
+        "warnings": warnings,
     }
     results["tables"] = _tables_d(results, list(references), alpha, bootstrap)
     return results
@@ -858,6 +879,8 @@ def _tables_d(r: dict, reference_names: list[str], alpha: float, bootstrap: int)
     for name in r["ranking"]:
         s = r["strengths"][name]
         ci = None if s["lo"] is None else f"[{s['lo']:.3f}, {s['hi']:.3f}]"
+        if ci and not s["estimable"]:
+            ci += " (not estimable)"
         ranks = None if s["rank_lo"] is None else f"{s['rank_lo']:g}–{s['rank_hi']:g}"
         rows.append(
             [
@@ -1106,6 +1129,8 @@ def _strength_rows(result: dict | None) -> list[list]:
     for name in result["ranking"]:
         s = result["strengths"][name]
         ci = None if s["lo"] is None else f"[{s['lo']:.3f}, {s['hi']:.3f}]"
+        if ci and not s["estimable"]:
+            ci += " (not estimable)"
         ranks = None if s["rank_lo"] is None else f"{s['rank_lo']:g}–{s['rank_hi']:g}"
         rows.append([s["rank"], name, rnd(s["strength"]), rnd(s["normalised"]), ci, ranks, s["wins"]])
     return rows
@@ -1400,10 +1425,8 @@ def _plots_c(r: dict):
             values = [s[n]["strength"] for _, n in shown]
             y = [v + offset for v, _ in shown]
             if all(s[n]["lo"] is not None for _, n in shown):
-                err = [
-                    [v - s[n]["lo"] for v, (_, n) in zip(values, shown)],
-                    [s[n]["hi"] - v for v, (_, n) in zip(values, shown)],
-                ]
+                lows, highs = [s[n]["lo"] for _, n in shown], [s[n]["hi"] for _, n in shown]
+                err = plots.interval_bars(values, lows, highs)
                 ax.errorbar(values, y, xerr=err, fmt="o", capsize=3, color=plots.COLOURS[i], label=name)
             else:
                 ax.plot(values, y, "o", color=plots.COLOURS[i], label=name)

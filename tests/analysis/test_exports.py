@@ -98,6 +98,8 @@ class TestExports:
         expected = {(t.name, c.name) for t in TABLES.values() for c in t.columns}
         assert described == expected
         assert all(r["description"] for r in rows)
+        (guard,) = [r["description"] for r in rows if r["table"] == "(every table)"]
+        assert "apostrophe" in guard and "=, +, -, @" in guard  # the defused formulas, explained
 
     def test_the_command_writes_the_same_csv(self, questionnaire_study, tmp_path):
         finish(questionnaire_study, {"Page two": {"check_1": "Disagree"}})

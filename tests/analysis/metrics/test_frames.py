@@ -113,3 +113,24 @@ def test_missing_status_without_participants_table_is_a_clear_error():
 def test_a_missing_design_table_is_a_clear_error():
     with pytest.raises(ValueError, match="'claim_judgements' is missing"):
         report.analyze({"participants": pd.DataFrame()}, "B")
+
+
+def test_tables_a_spreadsheet_saved_again_are_read_as_exported(tmp_path):
+    """Semicolons between columns, a byte-order mark and CRLF line ends, rows left blank at the
+    end: read as the export wrote them. Another encoding is refused, saying what to do."""
+    exported = synthetic.synthetic_a(n_participants=40, seed=0)["judgements"]
+    (tmp_path / "plain").mkdir()
+    exported.to_csv(tmp_path / "plain" / "judgements.csv", index=False)
+    (tmp_path / "saved").mkdir()
+    blank = ";" * (exported.shape[1] - 1) + "\r\n"
+    text = exported.to_csv(index=False, sep=";", lineterminator="\r\n") + blank
+    (tmp_path / "saved" / "judgements.csv").write_text("\ufeff" + text, encoding="utf-8")
+    plain = frames.read_tables(tmp_path / "plain")["judgements"]
+    saved = frames.read_tables(tmp_path / "saved")["judgements"]
+    pd.testing.assert_frame_equal(saved, plain)
+    (tmp_path / "latin").mkdir()
+    exported.assign(reasoning="Côté A était plus convaincant").to_csv(
+        tmp_path / "latin" / "judgements.csv", index=False, encoding="cp1252"
+    )
+    with pytest.raises(ValueError, match="judgements.csv is not UTF-8 text.*CSV UTF-8"):
+        frames.read_tables(tmp_path / "latin")

@@ -303,3 +303,50 @@ def test_degenerate_data_give_results_not_errors(design, case):
     if design == "D":
         assert all(s["strength"] == 0 and s["lo"] is None for s in r["strengths"].values())
     report.figures(json.loads(dumps(r)))
+
+
+def ties_only(n_interlocutors: int = 22) -> dict:
+    """Design D data where every real answer is "equal" (the paper's 22 interlocutors)."""
+    tables = synthetic.synthetic_d(n_comparisons=600, n_interlocutors=n_interlocutors, seed=0)
+    c = tables["comparisons"]
+    real = c["is_check"].astype(str) == "0"
+    c.loc[real, "winner"], c.loc[real, "choice"], c.loc[real, "winner_interlocutor"] = "tie", "equal", ""
+    return tables
+
+
+def test_ties_only_give_equal_strengths_and_their_plot():
+    """Every strength is 0 give or take 1e-16, its bootstrap interval a rounding error to one
+    side of it: the plot's error bars were negative and matplotlib refused the whole report."""
+    r = report.analyze(ties_only(), "D", seed=0, bootstrap=200)
+    assert all(abs(s["strength"]) < 1e-9 and s["estimable"] for s in r["strengths"].values())
+    assert r["warnings"] == []
+    assert "strengths" in report.figures(json.loads(dumps(r)))
+
+
+def test_groups_never_compared_with_each_other_are_said_and_ranked_apart_in_words():
+    tables = synthetic.synthetic_d(n_comparisons=600, n_interlocutors=6, seed=1)
+    c = tables["comparisons"]
+    labels = sorted(set(c["interlocutor_1"]) | set(c["interlocutor_2"]))
+    first, second = set(labels[:3]), set(labels[3:])
+    within = c["interlocutor_1"].isin(first) == c["interlocutor_2"].isin(first)
+    tables["comparisons"] = c[within | (c["is_check"].astype(str) == "1")]
+    r = report.analyze(tables, "D", seed=0, bootstrap=50)
+    assert r["groups"] == [sorted(first), sorted(second)]
+    assert len(r["warnings"]) == 1 and "2 groups never compared with each other" in r["warnings"][0]
+
+
+def test_an_interlocutor_that_never_wins_is_not_estimable():
+    tables = synthetic.synthetic_d(n_comparisons=600, n_interlocutors=6, seed=2)
+    c = tables["comparisons"]
+    loser = sorted(set(c["interlocutor_1"]))[0]
+    real = c["is_check"].astype(str) == "0"
+    for side, other in (("1", "2"), ("2", "1")):  # every comparison of the loser: the other won
+        mine = real & (c[f"interlocutor_{side}"] == loser)
+        c.loc[mine, "winner"] = other
+        c.loc[mine, "winner_interlocutor"] = c.loc[mine, f"interlocutor_{other}"]
+    r = report.analyze(tables, "D", seed=0, bootstrap=50)
+    assert r["strengths"][loser]["wins"] == 0 and not r["strengths"][loser]["estimable"]
+    assert sum(not s["estimable"] for s in r["strengths"].values()) == 1
+    assert any(loser in w and "Not estimable" in w for w in r["warnings"])
+    row = next(row for row in r["tables"][1]["rows"] if row[1] == loser)
+    assert row[4].endswith("(not estimable)")

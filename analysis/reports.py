@@ -153,17 +153,19 @@ def _table(columns: list, rows: list) -> tuple[list, list]:
 
 
 def report_html(results: dict, *, design: str, config: dict | None, figures: list[str], seed: int) -> str:
-    tables = []
+    tables, skipped = [], results.get("skipped") or {}
     for table in results.get("tables", []):
         columns, rows = _table(table.get("columns", []), table.get("rows", []))
-        tables.append({**table, "columns": columns, "rows": rows})
+        why = skipped.get(table.get("key"))  # an empty table whose analysis was not computed
+        empty = f"Not computed: {why}." if why else "No data yet."
+        tables.append({**table, "columns": columns, "rows": rows, "empty": empty})
     return render_to_string(
         "analysis/report.html",
         {
             "results": results,
             # What was not computed and why, and what to read with care: results.json had them,
             # the page did not (a table just missing, or "No data yet." beside its data).
-            "skipped": sorted((results.get("skipped") or {}).items()),
+            "skipped": sorted(skipped.items()),
             "warnings": results.get("warnings") or [],
             "tables": tables,
             "design": design,

@@ -41,3 +41,15 @@ def test_groups_never_compared_are_a_warning_on_the_page(tmp_path):
     page = (tmp_path / "out" / "report.html").read_text()
     assert "<h2>Read with care</h2>" in page
     assert "2 groups never compared with each other" in page and results["warnings"]
+
+
+def test_an_empty_table_whose_analysis_was_not_computed_says_why_not_no_data(tmp_path):
+    tables = synthetic.synthetic_b(n_participants=120, seed=0)
+    j = tables["claim_judgements"]
+    j["final_answer"] = j["truth"]  # every final answer right: the mixed models cannot be estimated
+    j["final_correct"] = True
+    write(tables, tmp_path / "data")
+    results = build_report(tmp_path / "data", tmp_path / "out", "B", bootstrap=20)
+    page = (tmp_path / "out" / "report.html").read_text()
+    why = results["skipped"]["mixed_models"]
+    assert f"Not computed: {why}." in page

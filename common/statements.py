@@ -128,6 +128,22 @@ class Statement:
             cursor.execute(sql, params)
             return [row[0] for row in cursor.fetchall()] if returning else []
 
+    def insert_new(self, obj: Model) -> Model:
+        """Insert a new, unsaved instance of the model (its `insert` columns, read from the
+        instance, defaults included) and give it its primary key, as `save()` would without
+        its signals: for a statement that inserts every column the model stores."""
+        row = [getattr(obj, self._fields[name].attname) for name in self.insert]
+        (obj.pk,) = self.insert_rows([row], returning=True)
+        obj._state.adding = False
+        obj._state.db = router.db_for_write(self.model)
+        return obj
+
+    @classmethod
+    def every_column(cls, model: type[Model]) -> Statement:
+        """An INSERT of every stored column of `model` but its automatic primary key."""
+        names = [field.name for field in model._meta.concrete_fields if not field.primary_key]
+        return cls(model, insert=names)
+
     def _sql_for(self, connection, rows: int, among: int = 0) -> str:
         cache = self.__dict__.setdefault("_cache", {})
         key = (connection.vendor, rows, among)

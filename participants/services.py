@@ -154,17 +154,19 @@ def participant_enter(
         raise EntryError(INVALID_LINK)  # one Prolific submission is one participant's
     try:
         with transaction.atomic():
-            participant = Participant.objects.create(
-                study=study,
-                prolific_pid=prolific_pid,
-                prolific_study_id=prolific_study_id,
-                prolific_session_id=prolific_session_id,
-                started_at=now,
-                last_seen_at=now,
-                shown_at=now,
-                expires_at=now + timedelta(minutes=lease_minutes(study)),
-                user_agent=user_agent[:300],
-                is_pilot=is_pilot,
+            participant = _ENTERED.insert_new(  # one fixed statement, not the ORM's save (issue #12)
+                Participant(
+                    study=study,
+                    prolific_pid=prolific_pid,
+                    prolific_study_id=prolific_study_id,
+                    prolific_session_id=prolific_session_id,
+                    started_at=now,
+                    last_seen_at=now,
+                    shown_at=now,
+                    expires_at=now + timedelta(minutes=lease_minutes(study)),
+                    user_agent=user_agent[:300],
+                    is_pilot=is_pilot,
+                )
             )
             from participants.prolific_groups import participant_admit  # it imports this module
 
@@ -300,6 +302,7 @@ def step_shown(*, participant: Participant, now: datetime | None = None) -> None
 
 
 # The writes of every page served and answered, as fixed statements (common.statements).
+_ENTERED = Statement.every_column(Participant)
 _SERVED = Statement(Participant, sets=["served_at"], where=["pk", "position"], where_null=["served_at"])
 _SHOWN = Statement(
     Participant, sets=["shown_at", "last_seen_at"], where=["pk", "position"], where_null=["shown_at"]
@@ -429,9 +432,11 @@ def step_submit(
     the honeypot and the browser's typing counts; see participants/flags.py), never more.
     """
     now = now or timezone.now()
-    current = Participant.objects.filter(pk=participant.pk, position=step.position, status=Status.ACTIVE)
+    current = None  # a multi-page step's row, by position (built only for one: issue #12)
+    if kind.multi_page:
+        current = Participant.objects.filter(pk=participant.pk, position=step.position, status=Status.ACTIVE)
     with transaction.atomic():
-        if kind.multi_page:
+        if current is not None:
             if not current.select_for_update().exists():
                 raise StaleSubmission()
         elif not _CLAIM.update([step.position + 1, now, now], [participant.pk, step.position, Status.ACTIVE]):
@@ -456,7 +461,7 @@ def step_submit(
         if ctx.stay and outcome is None:
             Participant.objects.filter(pk=participant.pk).update(last_seen_at=now, served_at=None)
             return participant
-        if kind.multi_page:
+        if current is not None:
             current.update(position=step.position + 1, shown_at=now, last_seen_at=now, served_at=None)
         _visit_record(participant, step, timing, now)
         participant.position, participant.shown_at = step.position + 1, now

@@ -105,6 +105,25 @@ def test_an_insert_can_return_the_new_rows_keys_in_order(participant):
     assert ANSWERS.insert_rows([], returning=True) == []
 
 
+def test_a_new_instance_is_inserted_with_its_defaults_and_reads_back_as_the_orms_would(participant):
+    now = timezone.now()
+    made = Participant(
+        study=participant.study, prolific_pid="new-one", started_at=now, last_seen_at=now, expires_at=now
+    )
+    with CaptureQueriesContext(connection) as queries:
+        saved = Statement.every_column(Participant).insert_new(made)
+    assert len(queries) == 1 and queries[0]["sql"].startswith("INSERT")
+    assert saved is made and made.pk and not made._state.adding
+    again = Participant.objects.get(pk=made.pk)
+    stored = {f.attname: getattr(again, f.attname) for f in Participant._meta.concrete_fields}
+    assert stored == {f.attname: getattr(made, f.attname) for f in Participant._meta.concrete_fields}
+    assert len(again.token) >= 32 and again.token != participant.token  # the token's default made
+    assert (again.status, again.position, again.visits, again.served_at) == ("active", 1, 1, None)
+    made.visits = 2
+    made.save(update_fields=["visits"])  # the ORM takes it as a saved row
+    assert Participant.objects.get(pk=made.pk).visits == 2
+
+
 def test_a_statement_refuses_what_it_was_not_made_for():
     with pytest.raises(ValueError, match="either inserts"):
         Statement(Participant, sets=["served_at"], insert=["position"])

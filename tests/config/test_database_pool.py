@@ -1,6 +1,7 @@
 """PostgreSQL's pooled connections (issue 12, bench/faults): a connection that died while idle
 in the pool (a database restart, a killed backend, a firewall's idle timeout) is not lent to
-the next request, which would fail with it."""
+the next request, which would fail with it; one just back from a request and quiet is lent
+without a round trip (bench/arrivals)."""
 
 import time
 
@@ -21,13 +22,13 @@ def backend_pid() -> int:
 
 def terminate_all() -> int:
     """Every other connection to the test database killed, the pool's idle ones included (as
-    bench/faults does); how many."""
+    bench/faults does), each waited for until its backend has ended; how many."""
     settings = connection.settings_dict
     with psycopg.connect(
         dbname=settings["NAME"], user=settings["USER"], host=settings["HOST"], port=settings["PORT"] or None
     ) as admin:
         rows = admin.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity "
             "WHERE datname = %s AND pid <> pg_backend_pid()",
             [settings["NAME"]],
         ).fetchall()
@@ -58,4 +59,36 @@ def test_a_request_meeting_several_dead_connections_in_the_pool_does_not_wait():
     started = time.monotonic()
     assert Participant.objects.count() == 0
     assert time.monotonic() - started < 0.9  # the pool's first back-off alone is 0.9-1.1 s
+    connection.close()
+
+
+class CountedChecks:
+    """The pool's check (one empty query on the connection), counted."""
+
+    def __init__(self, pool, monkeypatch) -> None:
+        self.made = 0
+        check = pool.check_connection
+
+        def counted(conn):
+            self.made += 1
+            return check(conn)
+
+        monkeypatch.setattr(pool, "check_connection", counted)
+
+
+def test_a_connection_back_from_a_request_a_moment_ago_is_lent_without_a_round_trip(monkeypatch):
+    from common.postgresql import base
+
+    for _ in range(3):  # requests one after another: the pool's idle connections come back from one
+        backend_pid()
+        connection.close()
+    checks = CountedChecks(connection.pool, monkeypatch)
+    for _ in range(5):
+        backend_pid()
+        connection.close()
+    assert checks.made == 0  # each lent on its quiet socket alone
+
+    monkeypatch.setattr(base, "RECENT_S", 0.0)  # every connection back longer ago than that
+    backend_pid()
+    assert checks.made == 1  # after a quiet spell: checked by a query
     connection.close()

@@ -113,11 +113,19 @@ class Statement:
 
     def insert_rows(self, rows: Sequence[Sequence], returning: bool = False) -> list:
         """Run the INSERT for these rows (one statement); nothing for no rows. With
-        `returning`, the new rows' primary keys, in the rows' order (as Django's bulk_create
-        reads them: PostgreSQL, and SQLite 3.35 or later)."""
+        `returning`, the new rows' primary keys, in the rows' order: read with RETURNING
+        where the database has it (PostgreSQL, SQLite 3.35 or later), else one row at a time
+        by the cursor's `lastrowid` (an older SQLite, which Django 5.2 still supports)."""
         if not rows:
             return []
         connection = connections[router.db_for_write(self.model)]
+        if returning and not connection.features.can_return_columns_from_insert:
+            keys = []
+            for row in rows:
+                with connection.cursor() as cursor:
+                    cursor.execute(self._sql_for(connection, 1), self._prepared(connection, self.insert, row))
+                    keys.append(cursor.lastrowid)
+            return keys
         params = []
         for row in rows:
             params += self._prepared(connection, self.insert, row)

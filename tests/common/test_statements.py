@@ -105,6 +105,29 @@ def test_an_insert_can_return_the_new_rows_keys_in_order(participant):
     assert ANSWERS.insert_rows([], returning=True) == []
 
 
+def test_keys_are_returned_by_a_database_without_returning_too(participant, monkeypatch):
+    """An SQLite older than 3.35 (Django 5.2 supports 3.31): one row at a time, lastrowid."""
+    if connection.vendor != "sqlite":
+        pytest.skip("PostgreSQL always has RETURNING")
+    monkeypatch.setattr(connection.features, "can_return_columns_from_insert", False)
+    now = timezone.now()
+    rows = [(participant.pk, 9, "questionnaire", key, key, None, False, None, now) for key in "pq"]
+    with CaptureQueriesContext(connection) as queries:
+        keys = ANSWERS.insert_rows(rows, returning=True)
+    assert len(queries) == 2 and not any("RETURNING" in query["sql"] for query in queries)
+    assert [Response.objects.get(pk=pk).key for pk in keys] == ["p", "q"]
+    made = Statement.every_column(Participant).insert_new(
+        Participant(
+            study=participant.study,
+            prolific_pid="old-sqlite",
+            started_at=now,
+            last_seen_at=now,
+            expires_at=now,
+        )
+    )
+    assert Participant.objects.get(pk=made.pk).prolific_pid == "old-sqlite"
+
+
 def test_a_new_instance_is_inserted_with_its_defaults_and_reads_back_as_the_orms_would(participant):
     now = timezone.now()
     made = Participant(

@@ -38,10 +38,11 @@ def quiet_socket(connection) -> bool:
     if connection.closed or connection.broken:
         return False
     try:
-        readable, _, failed = select.select([connection.pgconn.socket], [], [connection.pgconn.socket], 0)
+        poller = select.poll()  # not select.select: a server with many sockets has descriptors past 1024
+        poller.register(connection.pgconn.socket, select.POLLIN | select.POLLPRI)
+        return not poller.poll(0)  # readable, hung up, in error or invalid: an event
     except (OSError, ValueError, psycopg.Error):  # a closed descriptor
         return False
-    return not readable and not failed
 
 
 def recently_used(connection, now: float) -> bool:

@@ -92,3 +92,35 @@ def test_a_connection_back_from_a_request_a_moment_ago_is_lent_without_a_round_t
     backend_pid()
     assert checks.made == 1  # after a quiet spell: checked by a query
     connection.close()
+
+
+def test_the_socket_check_sees_data_or_a_hang_up_on_any_descriptor():
+    """`quiet_socket` on a real socket, at a descriptor past select()'s 1,024 (a server holding
+    many websockets): quiet, then readable once the other end writes or closes."""
+    import os
+    import resource
+    import socket
+    from types import SimpleNamespace
+
+    from common.postgresql.base import quiet_socket
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1600:
+        pytest.skip("cannot open descriptors past 1,024 here")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1600), hard))
+    ours, theirs = socket.socketpair()
+    high = os.dup2(ours.fileno(), 1500)
+    try:
+        conn = SimpleNamespace(closed=False, broken=False, pgconn=SimpleNamespace(socket=high))
+        assert quiet_socket(conn)
+        theirs.send(b"E")  # the backend's FATAL message, say
+        assert not quiet_socket(conn)
+        os.read(high, 1)
+        assert quiet_socket(conn)
+        theirs.close()  # the backend gone
+        assert not quiet_socket(conn)
+        assert not quiet_socket(SimpleNamespace(closed=True, broken=False, pgconn=None))
+    finally:
+        os.close(high)
+        ours.close()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

@@ -79,10 +79,22 @@ class CountedChecks:
 def test_a_connection_back_from_a_request_a_moment_ago_is_lent_without_a_round_trip(monkeypatch):
     from common.postgresql import base
 
-    for _ in range(3):  # requests one after another: the pool's idle connections come back from one
-        backend_pid()
-        connection.close()
-    checks = CountedChecks(connection.pool, monkeypatch)
+    backend_pid()
+    raw = connection.connection
+    connection.close()  # the end of a request: back to the pool, stamped
+    assert time.monotonic() - raw._rostrum_returned_at < 1
+
+    pool = connection.pool
+    pool.wait(timeout=10)  # replacements of connections killed earlier are in
+    idle = []
+    while pool.get_stats().get("pool_available", 0):  # every idle one, as if just back from a request
+        idle.append(pool.getconn())
+    assert idle  # the one just back, at least
+    for each in idle:
+        each._rostrum_returned_at = time.monotonic()
+        pool.putconn(each)
+
+    checks = CountedChecks(pool, monkeypatch)
     for _ in range(5):
         backend_pid()
         connection.close()

@@ -18,7 +18,7 @@ arrivals), PostgreSQL's own CPU, and the connection checks of the pool (the test
 its connection). Use it to compare changes to the Python a page runs; bench/arrivals for what
 a server does. `--against REF` checks REF out into a temporary worktree (git worktree) and
 measures it in the same run, alternating. Needs valgrind and PostgreSQL on 127.0.0.1; takes
-about a minute per measurement (valgrind runs the code ~50× slower).
+about two minutes per tree and pair (valgrind runs the code ~50× slower).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -136,7 +137,7 @@ def main() -> int:
         return 0
     if args.n2 <= args.n1 or args.n1 < 1:
         parser.error("--n2 must be larger than --n1, and --n1 at least 1")
-    if subprocess.run(["which", "valgrind"], capture_output=True).returncode != 0:
+    if shutil.which("valgrind") is None:
         print("valgrind is missing (apt-get install -y valgrind)", file=sys.stderr)
         return 2
 
@@ -181,7 +182,7 @@ def main() -> int:
     finally:
         if worktree is not None:
             subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=ROOT, check=False)
-        subprocess.run(["rm", "-rf", static_root], check=False)
+        shutil.rmtree(static_root, ignore_errors=True)
 
     print(f"\nPer participant (walks of {args.n1} and {args.n2}, in process, under callgrind):")
     base = None

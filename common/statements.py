@@ -121,8 +121,8 @@ class Statement:
         connection = connections[router.db_for_write(self.model)]
         if returning and not connection.features.can_return_columns_from_insert:
             keys = []
-            for row in rows:
-                with connection.cursor() as cursor:
+            with connection.cursor() as cursor:
+                for row in rows:
                     cursor.execute(self._sql_for(connection, 1), self._prepared(connection, self.insert, row))
                     keys.append(cursor.lastrowid)
             return keys

@@ -432,11 +432,11 @@ def step_submit(
     the honeypot and the browser's typing counts; see participants/flags.py), never more.
     """
     now = now or timezone.now()
-    current = None  # a multi-page step's row, by position (built only for one: issue #12)
+    current = None  # a multi-page step's row, by position: built only for one (issue #12)
     if kind.multi_page:
         current = Participant.objects.filter(pk=participant.pk, position=step.position, status=Status.ACTIVE)
     with transaction.atomic():
-        if current is not None:
+        if kind.multi_page:
             if not current.select_for_update().exists():
                 raise StaleSubmission()
         elif not _CLAIM.update([step.position + 1, now, now], [participant.pk, step.position, Status.ACTIVE]):
@@ -461,7 +461,7 @@ def step_submit(
         if ctx.stay and outcome is None:
             Participant.objects.filter(pk=participant.pk).update(last_seen_at=now, served_at=None)
             return participant
-        if current is not None:
+        if kind.multi_page:
             current.update(position=step.position + 1, shown_at=now, last_seen_at=now, served_at=None)
         _visit_record(participant, step, timing, now)
         participant.position, participant.shown_at = step.position + 1, now

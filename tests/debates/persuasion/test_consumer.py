@@ -150,8 +150,13 @@ def test_a_turn_said_is_read_and_answered_by_the_agent():
         return seen
 
     seen = async_to_sync(body)()
-    assert seen[0]["type"] == "snapshot" and not seen[0]["my_turn"]  # said: now being read
-    assert seen[0]["turns"][0]["text"] == text and seen[0]["turns"][0]["status"] == "reading"
+    # Said: the first snapshot holds the text, being read, unless the offline reader (which
+    # runs on this loop) has already finished it by the time the snapshot is taken (CI's run
+    # of 2026-12-03 met that). Either way the turn goes reading -> done, never back.
+    assert seen[0]["type"] == "snapshot" and seen[0]["turns"][0]["text"] == text
+    statuses = [m["turns"][0]["status"] for m in seen if m["type"] == "snapshot"]
+    assert set(statuses) <= {"reading", "done"} and statuses == sorted(statuses, key=lambda s: s == "done")
+    assert all(not m["my_turn"] for m in seen[:-1] if m["type"] == "snapshot")
     mine = seen[-1]["turns"][0]
     assert mine["status"] == "done" and mine["sentences"] and all(s["legal"] for s in mine["sentences"])
     assert seen[-1]["stores"]["pro"][0] == TOPIC_PRO

@@ -98,7 +98,7 @@ def build_report(
     # The statistics (pandas, SciPy, matplotlib) load only where a report is computed, not
     # in every web process.
     from analysis.metrics import llm_judges, llm_persona, persuasion
-    from analysis.metrics.frames import read_tables
+    from analysis.metrics.frames import notes_of, read_tables
     from analysis.metrics.report import analyze, figures
 
     progress(50, "reading the tables")
@@ -109,8 +109,11 @@ def build_report(
         tables.update(llm_judges.read_tables(data))  # the LLM participants, when there are any
     if design == "B":
         tables.update(llm_persona.read_tables(data))  # persona/naive judges, strategy raters, if any
+    notes = notes_of(tables)
     progress(55, "computing the statistics")
     results = analyze(tables, design, seed=seed, bootstrap=bootstrap or settings.REPORT_BOOTSTRAP)
+    if notes:  # columns a spreadsheet changed, read otherwise than exported: first on the page
+        results["warnings"] = notes + list(results.get("warnings") or [])
     results["study_sha256"] = sorted(  # the frozen snapshots the data come from
         {
             v

@@ -9,6 +9,7 @@ studies are supported: participants are then identified by (study, participant_i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -258,10 +259,19 @@ def typed(table: str, df: pd.DataFrame) -> pd.DataFrame:
     if table not in SCHEMAS:
         raise ValueError(f"unknown table {table!r}; known tables: {', '.join(TABLES)}")
     out = df.copy()
+    notes: list[str] = []  # what was read otherwise than exported (see frames.notes_of)
     for column, kind in SCHEMAS[table].items():
         if column in out.columns:
-            out[column] = _convert(out[column], kind, table, column)
+            out[column] = _convert(out[column], kind, table, column, notes)
+    out.attrs["notes"] = notes
     return out
+
+
+def notes_of(tables: Mapping[str, pd.DataFrame]) -> list[str]:
+    """What reading the tables noted (columns read otherwise than exported), for the report's
+    warnings: read right after `read_tables`, as pandas does not carry them through every
+    operation."""
+    return [note for frame in tables.values() for note in frame.attrs.get("notes", ())]
 
 
 def require(df: pd.DataFrame, table: str, columns: Iterable[str], purpose: str = "") -> None:
@@ -344,7 +354,9 @@ def _blank_to_na(series: pd.Series) -> pd.Series:
     return series
 
 
-def _convert(series: pd.Series, kind: str, table: str, column: str) -> pd.Series:
+def _convert(
+    series: pd.Series, kind: str, table: str, column: str, notes: list[str] | None = None
+) -> pd.Series:
     try:
         if kind == "str":
             s = _blank_to_na(series)
@@ -354,12 +366,106 @@ def _convert(series: pd.Series, kind: str, table: str, column: str) -> pd.Series
         if kind in ("int", "float"):
             return _to_number(series, kind)
         if kind == "datetime":
-            if isinstance(series.dtype, pd.DatetimeTZDtype):
-                return series.dt.tz_convert("UTC")
-            return pd.to_datetime(_blank_to_na(series), utc=True, format="ISO8601")
+            return _to_timestamps(series, table, column, notes)
     except (ValueError, TypeError) as error:
         raise ValueError(f"table {table!r}, column {column!r}: {error}") from None
     raise AssertionError(kind)
+
+
+# A date as a spreadsheet shows and saves it again: 30/11/2026 12:00, 11/30/26 9:05 PM,
+# 30.11.2026 12:00:00, 30-11-2026 (day and month in either order, decided per column).
+_SHEET_DATE = re.compile(
+    r"^(\d{1,2})[./-](\d{1,2})[./-](\d{4}|\d{2})"
+    r"(?:[ T]+(\d{1,2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,6}))?)?\s*([AaPp][Mm])?)?$"
+)
+_SHEET_SERIAL = re.compile(r"^\d{5}(?:[.,]\d+)?$")  # days since 1899-12-30 (Excel's, LibreOffice's)
+_SHEET_EPOCH = pd.Timestamp("1899-12-30", tz="UTC")
+_STAMPS = "datetime64[us, UTC]"  # as pandas reads ISO 8601
+
+
+def _to_timestamps(series: pd.Series, table: str, column: str, notes: list[str] | None) -> pd.Series:
+    """Timestamps as the export writes them (ISO 8601, UTC). A column a spreadsheet saved again
+    in its own way (day/month/year, month/day/year, serial day numbers) is read as that, its
+    times taken as UTC, as exported; one it cannot be read as either is kept as text. Either
+    is said in `notes`: no figure of a report is computed from a timestamp, so neither stops
+    an analysis."""
+    if isinstance(series.dtype, pd.DatetimeTZDtype):
+        return series.dt.tz_convert("UTC")
+    s = _blank_to_na(series)
+    try:
+        return pd.to_datetime(s, utc=True, format="ISO8601")
+    except (ValueError, TypeError, OverflowError):
+        pass
+    text = s.dropna().astype(str).str.strip()
+    read, how = _sheet_timestamps(text)
+    where = f"{table}.csv, column {column!r}"
+    if read is None:
+        if notes is not None:
+            example = text[~text.map(_iso_like)].iloc[0] if (~text.map(_iso_like)).any() else text.iloc[0]
+            notes.append(
+                f"{where}: not read as timestamps, {how} (for example {example!r}); kept as text. "
+                "No figure of the report uses it; export the data again to have it as exported."
+            )
+        return s.astype(object).where(s.notna(), None)
+    if notes is not None:
+        notes.append(f"{where}: timestamps as a spreadsheet saves them, read as {how} (times taken as UTC).")
+    out = pd.Series(pd.NaT, index=s.index, dtype=_STAMPS)
+    out.loc[read.index] = read
+    return out
+
+
+def _iso_like(value: str) -> bool:
+    try:
+        pd.to_datetime(value, utc=True, format="ISO8601")
+    except (ValueError, TypeError, OverflowError):
+        return False
+    return True
+
+
+def _sheet_timestamps(text: pd.Series) -> tuple[pd.Series | None, str]:
+    """(the values as UTC timestamps, how they were read), or (None, why not)."""
+    if text.empty:
+        return None, "no values"
+    if text.map(lambda v: bool(_SHEET_SERIAL.match(v))).all():
+        days = pd.to_numeric(text.str.replace(",", ".", regex=False))
+        if ((days > 20_000) & (days < 80_000)).all():  # 1954 to 2119
+            stamps = _SHEET_EPOCH + pd.to_timedelta(days, unit="D")
+            return stamps.dt.round("s").astype(_STAMPS), "day numbers since 1899-12-30"
+        return None, "numbers that are not day numbers of a recent date"
+    parts = text.map(_SHEET_DATE.match)
+    if not all(parts) and not all(m or _iso_like(v) for v, m in zip(text, parts, strict=True)):
+        return None, "not in a date format known"  # (ISO 8601 and a spreadsheet's mixed are read)
+    first = [int(m.group(1)) for m in parts if m]
+    second = [int(m.group(2)) for m in parts if m]
+    day_first = any(v > 12 for v in first)
+    month_first = any(v > 12 for v in second)
+    if day_first and month_first:
+        return None, "day and month in both orders"
+    if not day_first and not month_first:
+        dots = any("." in m.group(0)[:6] for m in parts if m)
+        if not dots:
+            return None, "day and month could be either way round (no day after the 12th)"
+        day_first = True  # 01.02.2026 is day.month.year wherever dots are written
+    out = {}
+    for index, value, m in zip(text.index, text, parts, strict=True):
+        if not m:
+            out[index] = pd.to_datetime(value, utc=True, format="ISO8601")
+            continue
+        a, b, year, hour, minute, sec, frac, half = m.groups()
+        day, month = (int(a), int(b)) if day_first else (int(b), int(a))
+        year = int(year) + (2000 if len(year) == 2 else 0)
+        hour = int(hour or 0)
+        if half:
+            if not 1 <= hour <= 12:
+                return None, f"an hour of {hour} with AM/PM"
+            hour = hour % 12 + (12 if half.lower() == "pm" else 0)
+        minute, sec, micro = int(minute or 0), int(sec or 0), int((frac or "0").ljust(6, "0"))
+        try:
+            out[index] = pd.Timestamp(year, month, day, hour, minute, sec, micro, tz="UTC")
+        except ValueError:
+            return None, "a day or time that does not exist"
+    order = "day/month/year" if day_first else "month/day/year"
+    return pd.Series(out, dtype=_STAMPS), order
 
 
 def _text(value):

@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.metrics.common import make_table, pct
-from analysis.metrics.frames import _convert, flag
+from analysis.metrics.frames import _convert, flag, read_csv
 from analysis.metrics.intervals import proportion
 
 TABLE = "llm_judgements"
@@ -75,9 +75,11 @@ def typed(table: str, df: pd.DataFrame) -> pd.DataFrame:
     if table not in SCHEMAS:
         raise ValueError(f"unknown table {table!r}; LLM participants' tables: {', '.join(TABLES)}")
     out = df.copy()
+    notes: list[str] = []  # what was read otherwise than exported (see frames.notes_of)
     for column, kind in SCHEMAS[table].items():
         if column in out.columns:
-            out[column] = _convert(out[column], kind, table, column)
+            out[column] = _convert(out[column], kind, table, column, notes)
+    out.attrs["notes"] = notes
     return out
 
 
@@ -86,7 +88,7 @@ def read_tables(folder: str | Path) -> dict[str, pd.DataFrame]:
     path = Path(folder) / f"{TABLE}.csv"
     if not path.is_file():
         return {}
-    raw = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], encoding="utf-8")
+    raw = read_csv(path)
     return {TABLE: typed(TABLE, raw)}
 
 

@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.metrics.common import make_table, pct, rnd
-from analysis.metrics.frames import _convert, flag
+from analysis.metrics.frames import _convert, flag, read_csv
 from analysis.metrics.intervals import proportion
 
 JUDGEMENTS = "llm_persona_judgements"
@@ -128,9 +128,11 @@ def typed(table: str, df: pd.DataFrame) -> pd.DataFrame:
     if table not in SCHEMAS:
         raise ValueError(f"unknown table {table!r}; design B's LLM judges' tables: {', '.join(TABLES)}")
     out = df.copy()
+    notes: list[str] = []  # what was read otherwise than exported (see frames.notes_of)
     for column, kind in SCHEMAS[table].items():
         if column in out.columns:
-            out[column] = _convert(out[column], kind, table, column)
+            out[column] = _convert(out[column], kind, table, column, notes)
+    out.attrs["notes"] = notes
     return out
 
 
@@ -140,7 +142,7 @@ def read_tables(folder: str | Path) -> dict[str, pd.DataFrame]:
     for table in TABLES:
         path = Path(folder) / f"{table}.csv"
         if path.is_file():
-            raw = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], encoding="utf-8")
+            raw = read_csv(path)
             found[table] = typed(table, raw)
     return found
 

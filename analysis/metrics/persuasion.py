@@ -36,7 +36,7 @@ import pandas as pd
 
 from analysis.metrics import frames, pairwise, ranking
 from analysis.metrics.agreement import compare_rankings
-from analysis.metrics.frames import _convert, flag, has, participant_key, uses_study
+from analysis.metrics.frames import _convert, flag, has, participant_key, read_csv, uses_study
 from analysis.metrics.intervals import proportion
 
 DRAW_RULES = ("half", "exclude")
@@ -139,9 +139,11 @@ def typed(table: str, df: pd.DataFrame) -> pd.DataFrame:
     if table not in SCHEMAS:
         raise ValueError(f"unknown table {table!r}; design C tables: {', '.join(TABLES)}")
     out = df.copy()
+    notes: list[str] = []  # what was read otherwise than exported (see frames.notes_of)
     for column, kind in SCHEMAS[table].items():
         if column in out.columns:
-            out[column] = _convert(out[column], kind, table, column)
+            out[column] = _convert(out[column], kind, table, column, notes)
+    out.attrs["notes"] = notes
     return out
 
 
@@ -152,7 +154,7 @@ def read_tables(folder: str | Path) -> dict[str, pd.DataFrame]:
     for name in TABLES:
         path = folder / f"{name}.csv"
         if path.is_file():
-            raw = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], encoding="utf-8")
+            raw = read_csv(path)
             out[name] = typed(name, raw)
     return out
 

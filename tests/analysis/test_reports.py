@@ -76,6 +76,52 @@ def test_the_csvs_of_two_studies_can_be_analysed_together(tmp_path):
 
 
 @pytest.mark.django_db
+def test_csvs_a_spreadsheet_saved_again_give_the_same_results_and_say_what_it_changed(
+    mystery_study, tmp_path
+):
+    """The analyst opened the exports in a spreadsheet and saved them again: semicolons, a
+    byte-order mark, and every timestamp in the spreadsheet's own form (day.month.year, serial
+    day numbers, day/month/year). The figures are those of the exports as written, and the
+    page says which columns were read otherwise."""
+    from datetime import datetime
+
+    walk(mystery_study, 4)
+    out = tmp_path / "report"
+    call_command("analyze", mystery_study.slug, "--out", str(out), stdout=io.StringIO())
+    forms = {
+        "participants": lambda t: t.strftime("%d.%m.%Y %H:%M:%S"),
+        "judgements": lambda t: (
+            f"{(t.replace(tzinfo=None) - datetime(1899, 12, 30)).total_seconds() / 86400:.6f}"
+        ),
+        "responses": lambda t: t.strftime("%d/%m/%Y %H:%M"),
+    }
+    saved = tmp_path / "saved"
+    saved.mkdir()
+    changed = []
+    for table, form in forms.items():
+        rows = list(csv.reader(io.StringIO((out / f"{table}.csv").read_text())))
+        for i, column in enumerate(rows[0]):
+            if column.endswith("_at") and any(row[i] for row in rows[1:]):
+                changed.append(f"{table}.csv, column {column!r}")
+                for row in rows[1:]:
+                    row[i] = form(datetime.fromisoformat(row[i])) if row[i] else ""
+        with open(saved / f"{table}.csv", "w", newline="", encoding="utf-8-sig") as handle:
+            csv.writer(handle, delimiter=";").writerows(rows)
+    assert len(changed) >= 5
+    again = tmp_path / "again"
+    call_command(
+        "analyze", "--from-csv", str(saved), "--design", "A", "--out", str(again), stdout=io.StringIO()
+    )
+    first, second = (json.loads((f / "results.json").read_text()) for f in (out, again))
+    notes = second.pop("warnings")
+    assert second == {k: v for k, v in first.items() if k != "warnings"}
+    for where in changed:
+        assert any(note.startswith(where) for note in notes), where
+    page = (again / "report.html").read_text()
+    assert "read as day/month/year" in page and "day numbers since 1899-12-30" in page
+
+
+@pytest.mark.django_db
 def test_bad_input_gets_a_clear_error(tmp_path, questionnaire_study):
     with pytest.raises(CommandError, match="no step the analysis knows"):
         call_command("analyze", questionnaire_study.slug, "--out", str(tmp_path / "x"))

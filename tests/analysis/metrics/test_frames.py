@@ -134,3 +134,50 @@ def test_tables_a_spreadsheet_saved_again_are_read_as_exported(tmp_path):
     )
     with pytest.raises(ValueError, match="judgements.csv is not UTF-8 text.*CSV UTF-8"):
         frames.read_tables(tmp_path / "latin")
+
+
+@pytest.mark.parametrize(
+    ("saved", "expected", "how"),
+    [
+        (
+            ["30/11/2026 12:00", "1/12/2026 09:05:30", ""],
+            ["2026-11-30 12:00", "2026-12-01 09:05:30", ""],
+            "day/month",
+        ),
+        (["11/30/2026 9:05 PM", "12/1/26 12:00 AM"], ["2026-11-30 21:05", "2026-12-01 00:00"], "month/day"),
+        (["04.12.2026 13:05", "03.12.2026"], ["2026-12-04 13:05", "2026-12-03 00:00"], "day/month"),
+        (["46360.5", "46359,25"], ["2026-12-04 12:00", "2026-12-03 06:00"], "day numbers"),
+        (["2026-11-30T12:00:00Z", "30/11/2026 13:00"], ["2026-11-30 12:00", "2026-11-30 13:00"], "day/month"),
+    ],
+)
+def test_timestamps_a_spreadsheet_saved_again_are_read_and_said(saved, expected, how):
+    df = pd.DataFrame({"started_at": saved, "status": ["completed"] * len(saved)})
+    out = frames.typed("participants", df)
+    want = pd.Series([pd.Timestamp(v, tz="UTC") if v else pd.NaT for v in expected], name="started_at")
+    pd.testing.assert_series_equal(out["started_at"], want.astype("datetime64[us, UTC]"))
+    [note] = frames.notes_of({"participants": out})
+    assert "participants.csv, column 'started_at'" in note and how in note
+
+
+@pytest.mark.parametrize(
+    ("saved", "why"),
+    [
+        (["01/02/2026 10:00", "03/02/2026"], "either way round"),  # no day after the 12th
+        (["13/01/2026", "01/13/2026"], "both orders"),
+        (["31/02/2026"], "does not exist"),
+        (["yesterday", "30/11/2026"], "not in a date format known"),
+        (["123"], "not in a date format known"),
+    ],
+)
+def test_timestamps_that_cannot_be_read_are_kept_as_text_and_said(saved, why):
+    df = pd.DataFrame({"started_at": saved, "status": ["completed"] * len(saved)})
+    out = frames.typed("participants", df)
+    assert list(out["started_at"]) == saved  # nothing lost: the analysis uses no timestamp
+    [note] = frames.notes_of({"participants": out})
+    assert why in note and "kept as text" in note and "participants.csv, column 'started_at'" in note
+
+
+def test_timestamps_as_exported_are_read_without_a_note():
+    out = frames.typed("participants", pd.DataFrame({"started_at": ["2026-11-30T12:00:00.5+00:00", ""]}))
+    assert out["started_at"].iloc[0] == pd.Timestamp("2026-11-30 12:00:00.5", tz="UTC")
+    assert frames.notes_of({"participants": out}) == []

@@ -241,6 +241,7 @@ def read_csv(path: Path) -> pd.DataFrame:
         raise ValueError(_not_utf8(path)) from None
     except pd.errors.ParserError as error:
         raise ValueError(f"{path.name}: not a CSV file of the export's shape ({error})") from None
+    raw.columns = [str(c).strip() for c in raw.columns]  # "participant_id " as a spreadsheet may save it
     return raw.dropna(how="all").reset_index(drop=True)
 
 
@@ -497,12 +498,25 @@ def _to_flag(series: pd.Series) -> pd.Series:
     return pd.Series([one(v) for v in series.astype(object)], index=series.index, dtype="boolean")
 
 
+_DECIMAL_COMMA = re.compile(r"^[+-]?\d+(?:,\d+)?$")
+
+
 def _to_number(series: pd.Series, kind: str) -> pd.Series:
     if pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype):
         numbers = series.astype("float64")
     else:
         s = _blank_to_na(series)
-        numbers = pd.to_numeric(s, errors="coerce").astype("float64")
+        text = s.astype(object).map(lambda v: v.strip() if isinstance(v, str) else v)
+        values = text.dropna().astype(str)
+        if (
+            values.str.contains(",", regex=False).any()
+            and values.map(lambda v: bool(_DECIMAL_COMMA.match(v))).all()
+        ):
+            # A spreadsheet in a language that writes decimal commas saved it again (with
+            # semicolons between the columns, or the comma quoted): 911,4 is 911.4. A point
+            # anywhere in the column, or two commas in a value, and it is not read so.
+            text = text.map(lambda v: v.replace(",", ".") if isinstance(v, str) else v)
+        numbers = pd.to_numeric(text, errors="coerce").astype("float64")
         bad = numbers.isna() & s.notna()
         if bad.any():
             raise ValueError(f"not a number: {s[bad].iloc[0]!r}")

@@ -181,3 +181,22 @@ def test_timestamps_as_exported_are_read_without_a_note():
     out = frames.typed("participants", pd.DataFrame({"started_at": ["2026-11-30T12:00:00.5+00:00", ""]}))
     assert out["started_at"].iloc[0] == pd.Timestamp("2026-11-30 12:00:00.5", tz="UTC")
     assert frames.notes_of({"participants": out}) == []
+
+
+def test_decimal_commas_and_padded_headers_of_a_spreadsheet_are_read_as_exported(tmp_path):
+    """Saved again by a spreadsheet in a language that writes decimal commas (semicolons
+    between the columns), a header cell with a space after it: the same frame as exported.
+    A comma is a decimal comma only where it can be nothing else."""
+    exported = frames.typed("judgements", synthetic.synthetic_a(n_participants=40, seed=0)["judgements"])
+    assert (exported["wpm"] % 1 != 0).any()  # there are fractions to write
+    (tmp_path / "plain").mkdir()
+    exported.to_csv(tmp_path / "plain" / "judgements.csv", index=False)
+    (tmp_path / "saved").mkdir()
+    padded = exported.rename(columns={"participant_id": "participant_id "})
+    (tmp_path / "saved" / "judgements.csv").write_text(padded.to_csv(index=False, sep=";", decimal=","))
+    plain = frames.read_tables(tmp_path / "plain")["judgements"]
+    saved = frames.read_tables(tmp_path / "saved")["judgements"]
+    pd.testing.assert_frame_equal(saved, plain)
+    for mixed in (["3.5", "2,5"], ["1,234.5"], ["1,2,3"]):
+        with pytest.raises(ValueError, match="not a number"):
+            frames.typed("participants", pd.DataFrame({"duration_s": mixed}))

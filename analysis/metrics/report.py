@@ -1054,7 +1054,7 @@ def _design_c(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
         skipped["ranking_agreement"] = "needs both the logical and the crowd ranking"
     fill = []
     if not df.empty:
-        text = {c: df[c].astype(object).where(df[c].notna(), "").astype(str) for c in ("topic", "pairing")}
+        text = {c: persuasion._text(df, c) for c in ("topic", "pairing")}  # either may be absent
         ended = outcome.isin(persuasion.OUTCOMES)
         grouped = pd.DataFrame({**text, "ended": ended.to_numpy()}).groupby(["topic", "pairing"], sort=True)
         fill = [

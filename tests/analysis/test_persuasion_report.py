@@ -159,6 +159,21 @@ class TestAnalyzeDesignC:
         report.figures(results)
         json.dumps(results)
 
+    @pytest.mark.parametrize("column", ["topic", "pairing"])
+    def test_a_dialogues_table_without_a_descriptive_column_is_analysed(self, column):
+        """An analyst's own table may lack the topic or the pairing (a merged or trimmed file):
+        the fill table shows it blank; it was a KeyError."""
+        dialogues = mvm_rows([("alpha", "beta", "pro")] * 3 + [("beta", "alpha", "")])
+        assert column in dialogues.columns
+        whole = report.analyze({"persuasion_dialogues": dialogues}, "C", bootstrap=10)
+        results = report.analyze(
+            {"persuasion_dialogues": dialogues.drop(columns=[column])}, "C", bootstrap=10
+        )
+        assert [f[column] for f in results["fill"]] == [""]
+        counts = [(f["dialogues"], f["ended"]) for f in results["fill"]]
+        assert counts == [(f["dialogues"], f["ended"]) for f in whole["fill"]] == [(4, 4)]
+        assert results["logical_ranking"] == whole["logical_ranking"]
+
     def test_only_draws_with_draws_left_out_says_why(self):
         results = report.analyze(
             {"persuasion_dialogues": mvm_rows([("alpha", "beta", "")] * 2)},

@@ -9,6 +9,7 @@ studies are supported: participants are then identified by (study, participant_i
 
 from __future__ import annotations
 
+import csv
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -17,7 +18,9 @@ import numpy as np
 import pandas as pd
 
 # Column kinds: "int" (Int64, or float when a value is not whole), "float", "flag" (nullable
-# boolean from "1"/"0"/""), "str" (text, empty = NA), "datetime" (ISO 8601, UTC).
+# boolean from "1"/"0"/""), "str" (text, empty = NA), "code" (text from a fixed set of lowercase
+# codes the analysis compares exactly, e.g. a status: read in lowercase, 1.0 as 1),
+# "datetime" (ISO 8601, UTC).
 _COMMON = {"study": "str", "study_sha256": "str"}
 
 SCHEMAS: dict[str, dict[str, str]] = {
@@ -26,7 +29,7 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "prolific_pid": "str",
         "prolific_study_id": "str",
         "prolific_session_id": "str",
-        "status": "str",
+        "status": "code",
         "position": "int",
         "step_title": "str",
         "started_at": "datetime",
@@ -87,15 +90,15 @@ SCHEMAS: dict[str, dict[str, str]] = {
     "judgements": {
         "participant_id": "int",
         "prolific_pid": "str",
-        "participant_status": "str",
+        "participant_status": "code",
         "excluded": "flag",
         "exclusion_reasons": "str",
         "dialogue": "str",
         "case": "str",
         "condition": "str",
-        "active_side": "str",
+        "active_side": "code",
         "variant": "str",
-        "side_a": "str",
+        "side_a": "code",
         "culprit_side": "str",
         "active_side_letter": "str",
         "signed_active_side": "int",
@@ -105,7 +108,7 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "followed_bias": "flag",
         "confidence": "int",
         "reasoning": "str",
-        "bias_present": "str",
+        "bias_present": "code",
         "bias_side": "str",
         "bias_type": "str",
         "bias_presence_correct": "flag",
@@ -118,26 +121,26 @@ SCHEMAS: dict[str, dict[str, str]] = {
     "claim_judgements": {
         "participant_id": "int",
         "prolific_pid": "str",
-        "participant_status": "str",
+        "participant_status": "code",
         "excluded": "flag",
         "exclusion_reasons": "str",
         "group": "str",
         "position": "int",
         "claim": "str",
         "domain": "str",
-        "truth": "str",
-        "protocol": "str",
-        "debater_a_side": "str",
-        "consultant_side": "str",
-        "consultant_side_mode": "str",
+        "truth": "code",
+        "protocol": "code",
+        "debater_a_side": "code",
+        "consultant_side": "code",
+        "consultant_side_mode": "code",
         "consultant_correct": "flag",
         "consultant_side_fallback": "flag",
-        "phase": "str",
-        "initial_answer": "str",
+        "phase": "code",
+        "initial_answer": "code",
         "initial_confidence": "float",
         "initial_correct": "flag",
         "initial_p_correct": "float",
-        "final_answer": "str",
+        "final_answer": "code",
         "final_confidence": "float",
         "final_correct": "flag",
         "final_p_correct": "float",
@@ -154,13 +157,13 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "participant_id": "int",
         "session_id": "int",
         "claim": "str",
-        "protocol": "str",
+        "protocol": "code",
         "seq": "int",
         "round": "int",
         "speaker": "str",
-        "side": "str",
+        "side": "code",
         "target": "str",
-        "status": "str",
+        "status": "code",
         "attempts": "int",
         "text": "str",
         "error": "str",
@@ -176,7 +179,7 @@ SCHEMAS: dict[str, dict[str, str]] = {
     "comparisons": {
         "participant_id": "int",
         "prolific_pid": "str",
-        "participant_status": "str",
+        "participant_status": "code",
         "excluded": "flag",
         "valid": "flag",
         "instance_set": "str",
@@ -192,7 +195,7 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "interlocutor_2": "str",
         "shown_first": "str",
         "choice": "str",
-        "winner": "str",
+        "winner": "code",
         "winner_interlocutor": "str",
         "confidence": "int",
         "served_at": "datetime",
@@ -219,30 +222,112 @@ def read_tables(folder: str | Path) -> dict[str, pd.DataFrame]:
         path = folder / f"{name}.csv"
         if path.is_file():
             tables[name] = typed(name, read_csv(path))
+    if "participants" in tables:
+        _one_row_per_participant(tables["participants"], "participants.csv")
     return tables
+
+
+def _one_row_per_participant(participants: pd.DataFrame, file: str) -> None:
+    """Raise a ValueError naming the participant when one is listed twice with different values
+    (rows repeated exactly were dropped at reading). The export writes one row per participant,
+    so the table would say two things of them, and which one counts would depend on row order."""
+    if "participant_id" not in participants.columns:
+        return
+    listed = participants[participants["participant_id"].notna()]
+    with_study = uses_study(listed)
+    keys = participant_key(listed, with_study)
+    twice = keys.duplicated(keep=False)
+    if not twice.any():
+        return
+    rows = listed[keys == keys[twice].iloc[0]]
+    differing = [c for i, c in enumerate(rows.columns) if rows.iloc[:, i].astype(str).nunique() > 1]
+    who = f"participant {rows['participant_id'].iloc[0]}"
+    if with_study:
+        who += f" of study {rows['study'].iloc[0]!r}"
+        cause = "likely the study's file joined in twice, edited in between: keep one row per participant."
+    else:
+        cause = (
+            "likely several studies' files merged without their `study` column, whose participant ids "
+            "overlap. Merge the files as exported, with their `study` column (participants are then "
+            "told apart by study and id), or keep one row per participant."
+        )
+    times = "twice" if len(rows) == 2 else f"{len(rows)} times"
+    raise ValueError(
+        f"{file} lists {who} {times} with different values (in {', '.join(differing[:5])}): {cause}"
+    )
 
 
 def read_csv(path: Path) -> pd.DataFrame:
     """One export table as text cells, as the export wrote it or as a spreadsheet saved it
     again: a byte-order mark is skipped, semicolons between the columns are read as such (a
-    spreadsheet in a language that writes decimal commas), rows left wholly blank are dropped.
-    Text that is not UTF-8 is refused with what to do, rather than guessed at."""
+    spreadsheet in a language that writes decimal commas), as are tabs (a spreadsheet's "text,
+    tab-separated" or a copy from one), and Excel's first line `sep=;` is taken at its word; rows
+    left wholly blank are dropped. Rows that repeat the column names (files joined one after
+    another) and rows that repeat another row exactly (every cell equal, surrounding spaces
+    aside: a file joined in twice) are dropped, and said in the frame's notes: the export never
+    writes either, as every table's rows differ in their ids. Text that is not UTF-8 is refused
+    with what to do, rather than guessed at."""
     try:
         with path.open(encoding="utf-8-sig", newline="") as f:
             header = f.readline()
+            declared = _SEP_LINE.match(header)
+            if declared:
+                header = f.readline()
     except UnicodeDecodeError:
         raise ValueError(_not_utf8(path)) from None
-    separator = ";" if ";" in header and "," not in header else ","
+    if declared:
+        separator = declared.group(1)
+    elif "\t" in header and "," not in header and ";" not in header:
+        separator = "\t"
+    else:
+        separator = ";" if ";" in header and "," not in header else ","
     try:
         raw = pd.read_csv(
-            path, dtype=str, keep_default_na=False, na_values=[""], encoding="utf-8-sig", sep=separator
+            path,
+            dtype=str,
+            keep_default_na=False,
+            na_values=[""],
+            encoding="utf-8-sig",
+            sep=separator,
+            skiprows=1 if declared else None,
         )
     except UnicodeDecodeError:
         raise ValueError(_not_utf8(path)) from None
+    except pd.errors.EmptyDataError:
+        raise ValueError(
+            f"{path.name} is empty (not even the row of column names): export the table again, "
+            "or leave the file out"
+        ) from None
     except pd.errors.ParserError as error:
         raise ValueError(f"{path.name}: not a CSV file of the export's shape ({error})") from None
     raw.columns = [str(c).strip() for c in raw.columns]  # "participant_id " as a spreadsheet may save it
-    return raw.dropna(how="all").reset_index(drop=True)
+    raw = raw.dropna(how="all")
+    notes: list[str] = []
+    text = raw.fillna("").apply(lambda column: column.str.strip()).to_numpy(dtype=object)
+    names = next(csv.reader([header], delimiter=separator), [])
+    names = [n.strip() for n in names] if len(names) == raw.shape[1] else list(raw.columns)
+    repeated = (text == np.array(names, dtype=object)).all(axis=1) if len(raw) else np.zeros(0, bool)
+    if repeated.any():
+        notes.append(
+            f"{path.name}: {_rows(int(repeated.sum()))} repeating the column names (files joined one "
+            "after another) dropped."
+        )
+    same = pd.DataFrame(text).duplicated().to_numpy() & ~repeated
+    if same.any():
+        notes.append(
+            f"{path.name}: {_rows(int(same.sum()))} the same as an earlier row in every cell dropped, "
+            "each row counted once (the same file joined in twice?)."
+        )
+    raw = raw[~repeated & ~same].reset_index(drop=True)
+    raw.attrs["notes"] = notes  # carried on by `typed`
+    return raw
+
+
+_SEP_LINE = re.compile(r'^"?sep=([^\r\n"])"?\s*$')  # Excel's first line naming the separator
+
+
+def _rows(n: int) -> str:
+    return f"{n} row" if n == 1 else f"{n} rows"
 
 
 def _not_utf8(path: Path) -> str:
@@ -260,7 +345,8 @@ def typed(table: str, df: pd.DataFrame) -> pd.DataFrame:
     if table not in SCHEMAS:
         raise ValueError(f"unknown table {table!r}; known tables: {', '.join(TABLES)}")
     out = df.copy()
-    notes: list[str] = []  # what was read otherwise than exported (see frames.notes_of)
+    # What was read otherwise than exported (see frames.notes_of): reading's notes, then typing's.
+    notes: list[str] = list(df.attrs.get("notes", ()))
     for column, kind in SCHEMAS[table].items():
         if column in out.columns:
             out[column] = _convert(out[column], kind, table, column, notes)
@@ -319,30 +405,74 @@ def analysable(
     table: str,
     participants: pd.DataFrame | None = None,
     status_column: str = "participant_status",
+    *,
+    unsaid_counts: bool = False,
 ) -> pd.Series:
-    """Boolean mask of the rows of completed, non-excluded participants, as the platform's
-    status and `excluded` flag say. The row's own columns are used when present, otherwise
-    those of the participants table."""
-    status = excluded = None
+    """Boolean mask of the rows of completed, non-excluded participants.
+
+    Both places that say so count: the row's own columns (the export copies the participant's
+    status and `excluded` flag into each row) and the participants table, when it is given and
+    lists the row's participant. A row counts only if every source says completed and none says
+    excluded, so an analyst who excludes participants in participants.csv alone (or in the
+    design table alone) excludes them from the figures as from the exclusion flow; before,
+    the row's own columns won and such exclusions changed the flow table only. A row no source
+    gives a status for is not analysed, unless `unsaid_counts` (the caller has its own word on
+    it, as the comparisons' `valid`)."""
+    statuses: list[np.ndarray] = []  # per source: the status, or None where it does not say
+    exclusions: list[np.ndarray] = []
     if status_column in df.columns:
-        status = df[status_column]
+        statuses.append(_texts(df[status_column]))
     if "excluded" in df.columns:
-        excluded = df["excluded"]
-    if (status is None or excluded is None) and participants is not None:
+        exclusions.append(_flags_or_none(df["excluded"]))
+    joinable = participants is not None and "participant_id" in participants.columns
+    if joinable and (not statuses or not exclusions or "participant_id" in df.columns):
         require(df, table, ["participant_id"], "joining with participants")
         with_study = uses_study(df, participants)
         p = participants.assign(_key=participant_key(participants, with_study)).drop_duplicates("_key")
         p = p.set_index("_key")
         keys = participant_key(df, with_study)
-        if status is None and "status" in p.columns:
-            status = pd.Series(keys.map(p["status"]).to_numpy(), index=df.index)
-        if excluded is None and "excluded" in p.columns:
-            excluded = pd.Series(keys.map(p["excluded"]).to_numpy(), index=df.index, dtype="boolean")
-    if status is None:
-        raise ValueError(f"table {table!r} has no column {status_column!r} (and no participants table)")
-    if excluded is None:
-        raise ValueError(f"table {table!r} has no column 'excluded' (and no participants table)")
-    return (status.astype(str) == "completed").to_numpy() & ~flag(pd.Series(excluded)).to_numpy()
+        if "status" in p.columns:
+            statuses.append(_texts(keys.map(p["status"])))
+        if "excluded" in p.columns:
+            exclusions.append(_flags_or_none(keys.map(p["excluded"])))
+    if not statuses:
+        raise ValueError(
+            f"table {table!r} has no column {status_column!r} (and no participants table with "
+            "participant_id and status to take it from)"
+        )
+    if not exclusions:
+        raise ValueError(
+            f"table {table!r} has no column 'excluded' (and no participants table with participant_id "
+            "and excluded to take it from)"
+        )
+    completed = np.ones(len(df), dtype=bool)
+    said = np.zeros(len(df), dtype=bool)
+    for status in statuses:
+        known = status != None  # noqa: E711 (elementwise on an object array)
+        completed &= ~known | (status == "completed")
+        said |= known
+    if not unsaid_counts:
+        completed &= said  # a participant no source gives a status for is not analysed
+    excluded = np.zeros(len(df), dtype=bool)
+    for flags in exclusions:
+        excluded |= flags == True  # noqa: E712 (elementwise; None where the source does not say)
+    return completed & ~excluded
+
+
+def _texts(series: pd.Series) -> np.ndarray:
+    """The values as text, None where missing (an object array)."""
+    values = series.astype(object).to_numpy()
+    return np.array([None if _missing(v) else str(v) for v in values], dtype=object)
+
+
+def _flags_or_none(series: pd.Series) -> np.ndarray:
+    """The flags as True/False, None where missing (an object array)."""
+    values = _to_flag(pd.Series(series.to_numpy(), dtype=object)).astype(object).to_numpy()
+    return np.array([None if _missing(v) else bool(v) for v in values], dtype=object)
+
+
+def _missing(value) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value))
 
 
 # --- conversions ---------------------------------------------------------------------------
@@ -359,9 +489,12 @@ def _convert(
     series: pd.Series, kind: str, table: str, column: str, notes: list[str] | None = None
 ) -> pd.Series:
     try:
-        if kind == "str":
+        if kind in ("str", "code"):
             s = _blank_to_na(series)
-            return s.astype(object).where(s.notna(), None).map(_text).astype("str")
+            text = s.astype(object).where(s.notna(), None).map(_text)
+            if kind == "code":
+                text = _codes(text, table, column, notes)
+            return text.astype("str")
         if kind == "flag":
             return _to_flag(series)
         if kind in ("int", "float"):
@@ -470,11 +603,43 @@ def _sheet_timestamps(text: pd.Series) -> tuple[pd.Series | None, str]:
 
 
 def _text(value):
+    """A text cell without the spaces around it (a spreadsheet or a hand edit may add them)."""
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return None
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
-    return str(value)
+    return str(value).strip()
+
+
+_WHOLE = re.compile(r"^([+-]?\d+)[.,]0+$")
+
+
+def _codes(text: pd.Series, table: str, column: str, notes: list[str] | None) -> pd.Series:
+    """A code column's values as the export writes its codes: in lowercase ("Completed" is
+    "completed", as a spreadsheet's TRUE is true) and a whole number without its decimals
+    (a winner 1.0, as pandas writes a column it read as numbers, is 1). What was read so is
+    said in `notes`, with an example: a code the analysis does not know is still left out
+    of its figures, as before."""
+
+    def one(value):
+        if not isinstance(value, str):
+            return value
+        whole = _WHOLE.match(value)
+        return whole.group(1) if whole else value.lower()
+
+    codes = text.map(one)
+    changed = codes.notna() & (codes != text)
+    if changed.any() and notes is not None:
+        first = changed.idxmax()
+        notes.append(
+            f"{table}.csv, column {column!r}: {_values(int(changed.sum()))} read as the export's codes "
+            f"(for example {text[first]!r} as {codes[first]!r})."
+        )
+    return codes
+
+
+def _values(n: int) -> str:
+    return f"{n} value" if n == 1 else f"{n} values"
 
 
 def _to_flag(series: pd.Series) -> pd.Series:
@@ -493,12 +658,18 @@ def _to_flag(series: pd.Series) -> pd.Series:
             return pd.NA
         if text in _FLAGS:
             return _FLAGS[text]
+        whole = _WHOLE.match(text)  # 1.0 and 0.0, as pandas writes a flag column it read as numbers
+        if whole and whole.group(1) in ("0", "1"):
+            return whole.group(1) == "1"
         raise ValueError(f"not a flag (1/0/empty): {value!r}")
 
     return pd.Series([one(v) for v in series.astype(object)], index=series.index, dtype="boolean")
 
 
 _DECIMAL_COMMA = re.compile(r"^[+-]?\d+(?:,\d+)?$")
+# Digits grouped in threes by spaces, as a spreadsheet in many languages writes them: 1 469,
+# 12 345 678.5, with a plain, non-breaking or narrow non-breaking space.
+_SPACED = re.compile(r"^[+-]?\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?:[.,]\d+)?$")
 
 
 def _to_number(series: pd.Series, kind: str) -> pd.Series:
@@ -507,6 +678,9 @@ def _to_number(series: pd.Series, kind: str) -> pd.Series:
     else:
         s = _blank_to_na(series)
         text = s.astype(object).map(lambda v: v.strip() if isinstance(v, str) else v)
+        text = text.map(
+            lambda v: re.sub(r"[ \u00a0\u202f]", "", v) if isinstance(v, str) and _SPACED.match(v) else v
+        )
         values = text.dropna().astype(str)
         if (
             values.str.contains(",", regex=False).any()

@@ -37,9 +37,9 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "dialogue": "str",
         "case": "str",
         "condition": "str",
-        "active_side": "str",
+        "active_side": "code",
         "variant": "str",
-        "side_a": "str",
+        "side_a": "code",
         "culprit_side": "str",
         "active_side_letter": "str",
         "signed_active_side": "int",
@@ -75,7 +75,8 @@ def typed(table: str, df: pd.DataFrame) -> pd.DataFrame:
     if table not in SCHEMAS:
         raise ValueError(f"unknown table {table!r}; LLM participants' tables: {', '.join(TABLES)}")
     out = df.copy()
-    notes: list[str] = []  # what was read otherwise than exported (see frames.notes_of)
+    # What was read otherwise than exported (see frames.notes_of): reading's notes, then typing's.
+    notes: list[str] = list(df.attrs.get("notes", ()))
     for column, kind in SCHEMAS[table].items():
         if column in out.columns:
             out[column] = _convert(out[column], kind, table, column, notes)

@@ -31,6 +31,13 @@ def valid_comparisons(comparisons: pd.DataFrame, participants: pd.DataFrame | No
     require(comparisons, "comparisons", REQUIRED, "design D")
     if "valid" in comparisons.columns:
         keep = flag(comparisons["valid"]).to_numpy(copy=True)
+        # The export's `valid` was true of the participant then; an exclusion made since in
+        # participants.csv (or in these rows) counts too, as it does in the exclusion flow.
+        # Where neither says anything (no such columns), `valid` stands alone.
+        try:
+            keep &= analysable(comparisons, "comparisons", participants, unsaid_counts=True)
+        except ValueError:
+            pass
     else:
         keep = analysable(comparisons, "comparisons", participants)
         if "is_check" in comparisons.columns:

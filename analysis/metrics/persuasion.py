@@ -56,12 +56,12 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "topic": "str",
         "pro_claim": "str",
         "con_claim": "str",
-        "pairing": "str",
+        "pairing": "code",
         **{
             f"{side}_{name}": kind
             for side in ("pro", "con")
             for name, kind in (
-                ("kind", "str"),
+                ("kind", "code"),
                 ("participant_id", "int"),
                 ("participant", "str"),
                 ("agent", "str"),
@@ -69,15 +69,15 @@ SCHEMAS: dict[str, dict[str, str]] = {
                 ("template_version", "int"),
             )
         },
-        "status": "str",
-        "outcome": "str",
-        "winner": "str",
-        "winner_kind": "str",
+        "status": "code",
+        "outcome": "code",
+        "winner": "code",
+        "winner_kind": "code",
         "winner_agent": "str",
         "loser_agent": "str",
-        "end_reason": "str",
-        "ended_by": "str",
-        "ended_by_kind": "str",
+        "end_reason": "code",
+        "ended_by": "code",
+        "ended_by_kind": "code",
         "turns_played": "int",
         "moves": "int",
         "fallback_turns": "int",
@@ -105,20 +105,20 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "dialogue_id": "int",
         "batch": "str",
         "topic": "str",
-        "pairing": "str",
+        "pairing": "code",
         "turn": "int",
-        "speaker": "str",
-        "author": "str",
+        "speaker": "code",
+        "author": "code",
         "participant_id": "int",
         "participant": "str",
         "agent": "str",
-        "turn_status": "str",
+        "turn_status": "code",
         "turn_fallback": "flag",
         "turn_text": "str",
         "turn_finished_at": "datetime",
         "sentence": "int",
         "text": "str",
-        "kind": "str",
+        "kind": "code",
         "target": "int",
         "proposition": "str",
         "premises": "str",
@@ -139,7 +139,8 @@ def typed(table: str, df: pd.DataFrame) -> pd.DataFrame:
     if table not in SCHEMAS:
         raise ValueError(f"unknown table {table!r}; design C tables: {', '.join(TABLES)}")
     out = df.copy()
-    notes: list[str] = []  # what was read otherwise than exported (see frames.notes_of)
+    # What was read otherwise than exported (see frames.notes_of): reading's notes, then typing's.
+    notes: list[str] = list(df.attrs.get("notes", ()))
     for column, kind in SCHEMAS[table].items():
         if column in out.columns:
             out[column] = _convert(out[column], kind, table, column, notes)

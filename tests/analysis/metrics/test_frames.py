@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from analysis.metrics import frames, report, synthetic
+from analysis.metrics import frames, persuasion, report, synthetic
 
 
 def test_typed_converts_known_columns_and_leaves_unknown_ones():
@@ -200,3 +200,185 @@ def test_decimal_commas_and_padded_headers_of_a_spreadsheet_are_read_as_exported
     for mixed in (["3.5", "2,5"], ["1,234.5"], ["1,2,3"]):
         with pytest.raises(ValueError, match="not a number"):
             frames.typed("participants", pd.DataFrame({"duration_s": mixed}))
+
+
+def _exclude_in_participants_only(tables: dict, share: float = 0.5) -> tuple[dict, int]:
+    """The analyst's exclusions written in participants.csv alone: (tables, how many)."""
+    participants = frames.typed("participants", tables["participants"])
+    kept = (participants["status"] == "completed") & ~frames.flag(participants["excluded"])
+    chosen = participants.index[kept][: int(kept.sum() * share)]
+    edited = tables["participants"].copy()
+    edited.loc[chosen, "excluded"] = "1"
+    return {**tables, "participants": edited}, len(chosen)
+
+
+@pytest.mark.parametrize(
+    ("design", "make", "count"),
+    [
+        ("A", lambda: synthetic.synthetic_a(80, seed=1), lambda r: r["n"]["analysed_participants"]),
+        ("D", lambda: synthetic.synthetic_d(600, 6, seed=1), lambda r: r["n"]["annotators"]),
+    ],
+)
+def test_exclusions_made_in_the_participants_table_alone_count_in_the_figures(design, make, count):
+    """The figures and the exclusion flow agree on who is analysed, wherever the analyst wrote
+    the exclusion; the figures used to follow the design table's own copy of the flag."""
+    tables = make()
+    before = report.analyze(tables, design, bootstrap=0)
+    edited, excluded = _exclude_in_participants_only(tables)
+    after = report.analyze(edited, design, bootstrap=0)
+    flow_before, flow_after = (r["exclusion_flow"]["analysed"] for r in (before, after))
+    assert excluded > 0 and flow_after == flow_before - excluded
+    assert count(before) == flow_before and count(after) == flow_after
+
+
+def test_a_row_counts_only_if_every_source_says_completed_and_none_excluded():
+    rows = pd.DataFrame(
+        {
+            "participant_id": ["1", "2", "3", "4", "5"],
+            "participant_status": ["completed", "completed", "returned", "completed", ""],
+            "excluded": ["0", "0", "0", "1", "0"],
+        }
+    )
+    people = pd.DataFrame(
+        {
+            "participant_id": ["1", "2", "3", "4"],
+            "status": ["completed", "completed", "completed", "completed"],
+        }
+        | {"excluded": ["0", "1", "0", "0"]}
+    )
+    rows, people = frames.typed("judgements", rows), frames.typed("participants", people)
+    assert list(frames.analysable(rows, "judgements", people)) == [True, False, False, False, False]
+    assert list(frames.analysable(rows, "judgements")) == [True, True, False, False, False]
+    alone = rows.drop(columns=["participant_status", "excluded"])
+    assert list(frames.analysable(alone, "judgements", people)) == [True, False, True, True, False]
+
+
+def _exported(tmp_path, table: str = "judgements") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(the export's text cells of a synthetic design A table, the same read back as exported)."""
+    exported = synthetic.synthetic_a(n_participants=40, seed=0)[table]
+    (tmp_path / "plain").mkdir()
+    exported.to_csv(tmp_path / "plain" / f"{table}.csv", index=False)
+    return exported, frames.read_tables(tmp_path / "plain")[table]
+
+
+def test_an_empty_file_is_refused_by_name(tmp_path):
+    (tmp_path / "judgements.csv").write_text("")
+    with pytest.raises(ValueError, match="judgements.csv is empty"):
+        frames.read_tables(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("saved", "separator"),
+    [("tab", "\t"), ("sep=,", ","), ("sep=;", ";"), ("sep=\t", "\t")],
+)
+def test_tabs_and_excels_separator_line_are_read_as_exported(tmp_path, saved, separator):
+    exported, plain = _exported(tmp_path)
+    (tmp_path / "saved").mkdir()
+    first = f"{saved}\r\n" if saved.startswith("sep=") else ""
+    text = first + exported.to_csv(index=False, sep=separator, lineterminator="\r\n")
+    (tmp_path / "saved" / "judgements.csv").write_text("\ufeff" + text, encoding="utf-8")
+    read = frames.read_tables(tmp_path / "saved")["judgements"]
+    pd.testing.assert_frame_equal(read, plain)
+    assert frames.notes_of({"judgements": read}) == []
+
+
+def test_files_joined_with_their_column_names_repeated_are_read_as_one(tmp_path):
+    exported, plain = _exported(tmp_path)
+    (tmp_path / "joined").mkdir()
+    half = len(exported) // 2
+    text = exported.iloc[:half].to_csv(index=False) + exported.iloc[half:].to_csv(index=False)
+    (tmp_path / "joined" / "judgements.csv").write_text(text)
+    read = frames.read_tables(tmp_path / "joined")["judgements"]
+    pd.testing.assert_frame_equal(read, plain)
+    [note] = frames.notes_of({"judgements": read})
+    assert note.startswith("judgements.csv: 1 row repeating the column names")
+
+
+def test_rows_repeated_exactly_are_counted_once_and_said(tmp_path):
+    exported, plain = _exported(tmp_path)
+    (tmp_path / "twice").mkdir()
+    twice = pd.concat(
+        [exported, exported.iloc[:5].assign(participant_status=lambda d: d.participant_status + " ")]
+    )
+    twice.to_csv(tmp_path / "twice" / "judgements.csv", index=False)
+    read = frames.read_tables(tmp_path / "twice")["judgements"]
+    pd.testing.assert_frame_equal(read, plain)
+    [note] = frames.notes_of({"judgements": read})
+    assert note.startswith("judgements.csv: 5 rows the same as an earlier row")
+    # The design C and LLM tables are read the same way, and say so too.
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "persuasion_dialogues.csv").write_text("dialogue_id,outcome\n1,win\n1,win\n2,draw\n")
+    dialogues = persuasion.read_tables(tmp_path / "c")["persuasion_dialogues"]
+    assert list(dialogues["dialogue_id"]) == [1, 2]
+    assert frames.notes_of({"d": dialogues})[0].startswith("persuasion_dialogues.csv: 1 row the same")
+
+
+def test_a_participant_listed_twice_with_different_values_is_refused(tmp_path):
+    exported = synthetic.synthetic_a(n_participants=20, seed=0)["participants"]
+    edited = exported.iloc[[0]].assign(excluded="1" if exported["excluded"].iloc[0] == "0" else "0")
+    pd.concat([exported, edited]).to_csv(tmp_path / "participants.csv", index=False)
+    pid = exported["participant_id"].iloc[0]
+    with pytest.raises(
+        ValueError, match=f"participants.csv lists participant {pid} twice .*excluded.*`study`"
+    ):
+        frames.read_tables(tmp_path)
+    # The same participant id in two studies is two participants.
+    both = pd.concat([exported.assign(study="one"), exported.assign(study="two", excluded="1")])
+    both.to_csv(tmp_path / "participants.csv", index=False)
+    assert len(frames.read_tables(tmp_path)["participants"]) == 2 * len(exported)
+
+
+def test_numbers_with_spaces_between_groups_of_three_digits_are_read():
+    saved = ["1 469", "12\u00a0345\u00a0678", "2\u202f000.5", "911\u00a0", "-1 000", ""]
+    t = frames.typed("participants", pd.DataFrame({"duration_s": saved, "reading_ms": saved[:2] + [""] * 4}))
+    assert t["duration_s"].tolist()[:5] == [1469, 12345678, 2000.5, 911, -1000]
+    assert t["reading_ms"].tolist()[:2] == [1469, 12345678] and str(t["reading_ms"].dtype) == "Int64"
+    commas = frames.typed("participants", pd.DataFrame({"duration_s": ["1 469,5", "12,25"]}))
+    assert commas["duration_s"].tolist() == [1469.5, 12.25]
+    for ambiguous in (["1 46"], ["1 4690"], ["1469 5"]):
+        with pytest.raises(ValueError, match="not a number"):
+            frames.typed("participants", pd.DataFrame({"duration_s": ambiguous}))
+
+
+def test_flags_written_as_whole_numbers_with_decimals_are_read():
+    t = frames.typed("participants", pd.DataFrame({"excluded": ["1.0", "0.0", "", "1", "0,0"]}))
+    assert t["excluded"].tolist()[:2] == [True, False] and t["excluded"].isna().iloc[2]
+    assert t["excluded"].tolist()[3:] == [True, False]
+    with pytest.raises(ValueError, match="not a flag"):
+        frames.typed("participants", pd.DataFrame({"excluded": ["2.0"]}))
+
+
+def test_codes_are_read_as_the_export_writes_them_and_free_text_keeps_its_case():
+    people = frames.typed(
+        "participants", pd.DataFrame({"status": ["Completed", "completed ", "\u00a0returned", "COMPLETED"]})
+    )
+    assert list(people["status"]) == ["completed", "completed", "returned", "completed"]
+    comparisons = frames.typed(
+        "comparisons",
+        pd.DataFrame(
+            {
+                "winner": ["1.0", " 1 ", "Tie", "2", "2.0"],
+                "participant_status": ["completed "] * 5,
+                "interlocutor_1": [" Grok-3_MAS "] * 5,
+            }
+        ),
+    )
+    assert list(comparisons["winner"]) == ["1", "1", "tie", "2", "2"]
+    assert list(comparisons["interlocutor_1"]) == ["Grok-3_MAS"] * 5  # stripped, its case kept
+    judgements = frames.typed("judgements", pd.DataFrame({"reasoning": ["  Side A was Better\n"]}))
+    assert list(judgements["reasoning"]) == ["Side A was Better"]
+    notes = frames.notes_of({"p": people, "c": comparisons, "j": judgements})
+    assert notes == [
+        "participants.csv, column 'status': 2 values read as the export's codes "
+        "(for example 'Completed' as 'completed').",
+        "comparisons.csv, column 'winner': 3 values read as the export's codes (for example '1.0' as '1').",
+    ]  # spaces alone are not said
+    dialogues = persuasion.typed(
+        "persuasion_dialogues", pd.DataFrame({"outcome": ["Win", "draw"], "winner": ["Pro ", None]})
+    )
+    assert list(dialogues["outcome"]) == ["win", "draw"] and dialogues["winner"].iloc[0] == "pro"
+    # Completed participants are analysed, as the export's "completed" is.
+    rows = frames.typed("judgements", pd.DataFrame({"participant_status": ["Completed ", "completed"]}))
+    rows["excluded"] = pd.array([False, False], dtype="boolean")
+    assert list(frames.analysable(rows, "judgements")) == [True, True]
+    assert frames.typed("participants", people).equals(people)  # idempotent

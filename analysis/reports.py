@@ -110,8 +110,16 @@ def build_report(
     if design == "B":
         tables.update(llm_persona.read_tables(data))  # persona/naive judges, strategy raters, if any
     notes = notes_of(tables)
+    config, unread = study_json(data)
+    notes += unread
     progress(55, "computing the statistics")
-    results = analyze(tables, design, seed=seed, bootstrap=bootstrap or settings.REPORT_BOOTSTRAP)
+    results = analyze(
+        tables,
+        design,
+        seed=seed,
+        bootstrap=bootstrap or settings.REPORT_BOOTSTRAP,
+        item_order=item_order(config),
+    )
     if notes:  # columns a spreadsheet changed, read otherwise than exported: first on the page
         results["warnings"] = notes + list(results.get("warnings") or [])
     results["study_sha256"] = sorted(  # the frozen snapshots the data come from
@@ -132,13 +140,43 @@ def build_report(
         names.append(name if name.endswith(".png") else f"{name}.png")
         (out / "figures" / names[-1]).write_bytes(png)
     (out / "results.json").write_text(results_json(results))
-    config_file = data / "study.json"
-    config = json.loads(config_file.read_text()) if config_file.exists() else None
     progress(95, "writing the page")
     (out / "report.html").write_text(
         report_html(results, design=design, config=config, figures=sorted(names), seed=seed)
     )
     return results
+
+
+def study_json(data: Path) -> tuple[dict | None, list[str]]:
+    """The study's configuration from `data/study.json` if it is there, with a warning when it
+    is there but cannot be read as one (not JSON, or not a JSON object): the file is optional
+    (CSV files merged from several studies have none), so the report is made without it."""
+    path = data / "study.json"
+    if not path.exists():
+        return None, []
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, OSError) as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        why = f"not JSON ({error})"
+    else:
+        if isinstance(config, dict):
+            return config, []
+        why = "JSON but not an object as the export writes"
+    return None, [
+        f"study.json could not be read as the study's configuration, {why}: the report is made "
+        "without it (the study's settings and steps are not shown). Export the study again to have it."
+    ]
+
+
+def item_order(config: dict | None) -> list[str]:
+    """The study's item keys in the order its pages show them (study.json: steps, then each
+    step's questions), or none."""
+    keys = []
+    for step in (config or {}).get("steps") or ():
+        for question in (step.get("questions") if isinstance(step, dict) else None) or ():
+            if isinstance(question, dict) and isinstance(question.get("key"), str):
+                keys.append(question["key"])
+    return keys
 
 
 def results_json(results: dict) -> str:

@@ -170,29 +170,45 @@ def item_answers(responses: pd.DataFrame, key: str, with_study: bool) -> pd.Data
     )
 
 
-def first_likert_key(responses: pd.DataFrame | None, prefix: str) -> str | None:
-    """The first item (by step position, then answer order) whose key starts with `prefix` and
-    whose answers look like a Likert scale: option text coded 1..k in value_num (a slider or a
-    number item stores the number itself as its text)."""
-    if not has(responses, "key", "value_num"):
-        return None
-    rows = responses[responses["key"].astype(str).str.startswith(prefix)]
-    if rows.empty:
-        return None
-    if "position" in rows.columns:
-        rows = rows.sort_values("position", kind="stable")
-    for key in dict.fromkeys(rows["key"].astype(str)):
-        answers = rows[rows["key"].astype(str) == key]
-        nums = pd.to_numeric(answers["value_num"], errors="coerce").dropna()
-        if nums.empty or not ((nums == np.floor(nums)) & (nums >= 1)).all():
-            continue
-        texts = (
-            answers["value"].dropna().astype(str) if "value" in answers.columns else pd.Series([], dtype=str)
-        )
-        numeric_text = pd.to_numeric(texts, errors="coerce").notna()
-        if len(texts) and numeric_text.mean() < 0.5:
-            return key
-    return None
+def first_likert_key(
+    responses: pd.DataFrame | None, prefix: str, item_order: Sequence[str] = (), *, ties: bool = False
+):
+    """The first item whose key starts with `prefix` and whose answers look like a Likert scale
+    (option text coded 1..k in value_num; a slider or a number item stores the number itself as
+    its text): by step position, then by `item_order` (the study's items as its pages show
+    them), then by the rows' order, which a sorted or merged file does not keep.
+
+    With `ties`, (key, keys) where keys lists the Likert items of the chosen item's page when
+    the rows' order had to decide between them (empty otherwise)."""
+    chosen, among = None, []
+    if has(responses, "key", "value_num"):
+        rows = responses[responses["key"].astype(str).str.startswith(prefix)]
+        rank = {key: i for i, key in enumerate(item_order)}
+        candidates = []
+        for seen, key in enumerate(dict.fromkeys(rows["key"].astype(str))):
+            answers = rows[rows["key"].astype(str) == key]
+            if not _likert(answers):
+                continue
+            position = (
+                pd.to_numeric(answers["position"], errors="coerce").min() if "position" in answers else 0
+            )
+            position = 0 if pd.isna(position) else float(position)
+            candidates.append((position, rank.get(key, len(rank)), seen, key))
+        if candidates:
+            candidates.sort()
+            first = candidates[0]
+            tied = [c[3] for c in candidates if c[:2] == first[:2]]
+            chosen, among = first[3], (tied if len(tied) > 1 else [])
+    return (chosen, among) if ties else chosen
+
+
+def _likert(answers: pd.DataFrame) -> bool:
+    nums = pd.to_numeric(answers["value_num"], errors="coerce").dropna()
+    if nums.empty or not ((nums == np.floor(nums)) & (nums >= 1)).all():
+        return False
+    texts = answers["value"].dropna().astype(str) if "value" in answers.columns else pd.Series([], dtype=str)
+    numeric_text = pd.to_numeric(texts, errors="coerce").notna()
+    return bool(len(texts)) and numeric_text.mean() < 0.5
 
 
 def age_band(age: float | None, edges: Sequence[float]) -> str | None:

@@ -35,6 +35,8 @@ Definitions (where the paper's appendix gives only the numbers, they were checke
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 from scipy import stats
@@ -358,14 +360,21 @@ def outcome_values(df: pd.DataFrame, outcome: str) -> np.ndarray:
 
 
 def by_expertise(
-    df: pd.DataFrame, responses: pd.DataFrame | None, key: str | None, prefix: str = "expertise"
+    df: pd.DataFrame,
+    responses: pd.DataFrame | None,
+    key: str | None,
+    prefix: str = "expertise",
+    item_order: Sequence[str] = (),
 ) -> dict | None:
     """Figure 15: accuracy and bias-following (with 95% Wilson intervals) by the level of a
     self-reported expertise item (default: the first Likert item whose key starts with
-    `prefix`)."""
+    `prefix`, in `item_order` where it is known). When the item was chosen by the rows' order
+    among several on one page, "chosen_among" names them (for a warning)."""
     if responses is None:
         return None
-    key = key or first_likert_key(responses, prefix)
+    among = []
+    if not key:
+        key, among = first_likert_key(responses, prefix, item_order, ties=True)
     if key is None:
         return None
     with_study = uses_study(df, responses)
@@ -395,7 +404,8 @@ def by_expertise(
                 "followed": proportion(int(f.sum()), int(f.size)),
             }
         )
-    return {"key": key, "levels": rows, "unanswered": int(np.isnan(level).sum())}
+    found = {"key": key, "levels": rows, "unanswered": int(np.isnan(level).sum())}
+    return {**found, "chosen_among": among} if among else found
 
 
 # --- fill and accuracy -----------------------------------------------------------------------

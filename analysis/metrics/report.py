@@ -105,6 +105,7 @@ Design D (paper 003; tables comparisons, optional participants and responses):
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -143,8 +144,11 @@ def analyze(
     seed: int = 0,
     bootstrap: int = 1000,
     options: dict | None = None,
+    item_order: Sequence[str] | None = None,
 ) -> dict:
-    """All results of design "A", "B", "C" or "D" (see the module docstring for the keys)."""
+    """All results of design "A", "B", "C" or "D" (see the module docstring for the keys).
+    `item_order`: the study's item keys in the order its pages show them (from study.json), so
+    that "the first item" of a page does not depend on the order of the rows."""
     design = str(design).upper()
     if design not in STREAMS:
         raise ValueError(f"design must be 'A', 'B', 'C' or 'D', got {design!r}")
@@ -177,7 +181,7 @@ def analyze(
     )
     rng = np.random.default_rng([int(seed), STREAMS[design]])
     run = {"A": _design_a, "B": _design_b, "C": _design_c, "D": _design_d}[design]
-    results = run(frames, rng, int(bootstrap), merged)
+    results = run(frames, rng, int(bootstrap), {**merged, "_item_order": list(item_order or ())})
     results = {
         "design": design,
         "settings": {"seed": int(seed), "bootstrap": int(bootstrap), "options": merged},
@@ -191,7 +195,8 @@ def figures(results: dict) -> dict[str, bytes]:
     from analysis.metrics import plots
 
     if results.get("design") == "C":
-        return {name: plots._png(fig) for name, fig in _plots_c(results) if fig is not None}
+        with plots.plain_text():
+            return {name: plots._png(fig) for name, fig in _plots_c(results) if fig is not None}
     return plots.figures(results)
 
 
@@ -254,9 +259,20 @@ def _design_a(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
         following_detection = dialogues.by_detection(df, "followed_bias")
     except ValueError as error:
         skipped["detection_following"] = str(error)
-    expertise = dialogues.by_expertise(df, responses, options["expertise_key"], options["expertise_prefix"])
+    expertise = dialogues.by_expertise(
+        df, responses, options["expertise_key"], options["expertise_prefix"], options["_item_order"]
+    )
     if expertise is None:
         skipped["expertise"] = "no responses table or no expertise item"
+    warnings = []
+    among = expertise.pop("chosen_among", None) if expertise else None
+    if among:
+        warnings.append(
+            f"Figure 15 uses {expertise['key']!r}, the first in the files' row order of the expertise "
+            f"items on one page ({', '.join(among)}): without the study's "
+            "study.json beside the CSVs the order of its items is not known. Set the option "
+            "expertise_key to choose."
+        )
     llm_participants = llm_judges.analyse(frames.get(llm_judges.TABLE))  # None without any
     keys = participant_key(df, uses_study(df))
     results = {
@@ -282,6 +298,7 @@ def _design_a(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
         "expertise": expertise,
         "llm_participants": llm_participants,
         "skipped": skipped,
+        "warnings": warnings,
     }
     results["tables"] = _tables_a(results)
     return results

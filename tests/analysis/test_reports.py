@@ -13,7 +13,7 @@ from django.core.management.base import CommandError
 from django.utils import timezone
 
 from analysis.models import Report
-from analysis.reports import report_request, report_run, reports_nightly, reports_prune
+from analysis.reports import build_report, report_request, report_run, reports_nightly, reports_prune
 from studies.models import Study
 from tests.support.cast import Walker
 from tests.support.studies import CONSENT_STEP, DEBRIEF_STEP, build_study
@@ -135,6 +135,23 @@ def test_bad_input_gets_a_clear_error(tmp_path, questionnaire_study):
         call_command("analyze", "--from-csv", str(tmp_path / "csvs"))
     with pytest.raises(CommandError, match="no study"):
         call_command("analyze", "nope")
+
+
+@pytest.mark.parametrize("text", ["{not json", "[1, 2]", "\xff"])
+def test_a_study_json_that_cannot_be_read_is_left_out_with_a_warning(tmp_path, text):
+    """study.json is optional: one that is not the study's configuration is left out, and said
+    first on the page, rather than stopping the report."""
+    from analysis.metrics import synthetic
+
+    for name, frame in synthetic.synthetic_d(90, 5, seed=0).items():
+        frame.to_csv(tmp_path / f"{name}.csv", index=False)
+    without = build_report(tmp_path, tmp_path / "without", "D", bootstrap=20)
+    (tmp_path / "study.json").write_bytes(text.encode("latin-1"))
+    results = build_report(tmp_path, tmp_path / "with", "D", bootstrap=20)
+    first, *rest = results.pop("warnings")
+    assert first.startswith("study.json could not be read") and rest == without.pop("warnings", [])
+    assert json.loads(json.dumps(results)) == json.loads(json.dumps(without))
+    assert "study.json could not be read" in (tmp_path / "with" / "report.html").read_text()
 
 
 @pytest.mark.django_db

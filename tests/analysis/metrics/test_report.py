@@ -350,3 +350,35 @@ def test_an_interlocutor_that_never_wins_is_not_estimable():
     assert any(loser in w and "Not estimable" in w for w in r["warnings"])
     row = next(row for row in r["tables"][1]["rows"] if row[1] == loser)
     assert row[4].endswith("(not estimable)")
+
+
+def test_dollar_signs_in_labels_are_drawn_as_text():
+    """An interlocutor named with dollar signs (a price in a model's label) is a label, not
+    matplotlib's maths: it refused the whole report before."""
+    tables = synthetic.synthetic_d(300, 4, seed=3)
+    names = sorted(set(tables["comparisons"]["interlocutor_1"].dropna()))
+    renamed = {names[0]: "GPT-4o_$0.01_per_call_$", names[1]: "$x^2$ model"}
+    comparisons = tables["comparisons"].replace({"interlocutor_1": renamed, "interlocutor_2": renamed})
+    results = report.analyze({**tables, "comparisons": comparisons}, "D", bootstrap=0)
+    assert set(renamed.values()) <= set(results["ranking"])
+    pictures = report.figures(results)
+    assert pictures and all(png.startswith(b"\x89PNG") for png in pictures.values())
+
+
+def test_the_expertise_item_does_not_depend_on_the_order_of_the_rows():
+    """Figure 15 takes the first expertise item of its page: with the study's item order it is
+    the same item however the rows are sorted; without it the rows' order decides, and the
+    report says so."""
+    tables = synthetic.synthetic_a(60, seed=2)
+    order = ["age", "expertise_mysteries", "expertise_debate", "expertise_self"]
+    by_key = tables["responses"].sort_values("key", kind="stable").reset_index(drop=True)
+    first, shuffled = (
+        report.analyze({**tables, "responses": r}, "A", bootstrap=0, item_order=order)
+        for r in (tables["responses"], by_key)
+    )
+    assert first["expertise"]["key"] == shuffled["expertise"]["key"] == "expertise_mysteries"
+    assert first["expertise"] == shuffled["expertise"] and not first["warnings"]
+    guessed = report.analyze({**tables, "responses": by_key}, "A", bootstrap=0)
+    assert guessed["expertise"]["key"] == "expertise_debate"  # the file's first, sorted by key
+    [warning] = guessed["warnings"]
+    assert "expertise_debate" in warning and "expertise_mysteries" in warning and "study.json" in warning

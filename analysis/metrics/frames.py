@@ -498,7 +498,10 @@ def _convert(
         if kind == "flag":
             return _to_flag(series)
         if kind in ("int", "float"):
-            return _to_number(series, kind)
+            numbers = _to_number(series, kind)
+            if column.endswith("confidence"):
+                _percent(numbers)
+            return numbers
         if kind == "datetime":
             return _to_timestamps(series, table, column, notes)
     except (ValueError, TypeError) as error:
@@ -609,6 +612,21 @@ def _text(value):
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value).strip()
+
+
+def _percent(numbers: pd.Series) -> None:
+    """A confidence is a percentage (0-100), as every form of the platform asks it: a value
+    outside, or a column of fractions within 0-1 (another study's 0-1 scale), is refused, since
+    Brier scores and calibration would otherwise clip or misread it without a word."""
+    values = numbers.dropna().astype(float)
+    outside = values[~np.isfinite(values) | (values < 0) | (values > 100)]
+    if len(outside):
+        raise ValueError(f"{outside.iloc[0]:g} is not a confidence in percent (0 to 100)")
+    if len(values) and (values <= 1).all() and (values % 1 != 0).any():
+        raise ValueError(
+            "every confidence is between 0 and 1, with fractions: a 0-1 scale? The platform's "
+            "confidences are percentages; multiply the column by 100"
+        )
 
 
 _WHOLE = re.compile(r"^([+-]?\d+)[.,]0+$")

@@ -382,3 +382,23 @@ def test_codes_are_read_as_the_export_writes_them_and_free_text_keeps_its_case()
     rows["excluded"] = pd.array([False, False], dtype="boolean")
     assert list(frames.analysable(rows, "judgements")) == [True, True]
     assert frames.typed("participants", people).equals(people)  # idempotent
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        (["64", "150"], "150 is not a confidence in percent"),
+        (["64", "-5"], "-5 is not a confidence in percent"),
+        (["64", "inf"], "inf is not a confidence in percent"),
+        (["0.7", "0.55", "1"], "a 0-1 scale"),
+    ],
+)
+def test_a_confidence_off_the_percent_scale_is_refused_by_column(values, message):
+    """Brier scores and calibration clipped such values to 0-1 without a word."""
+    with pytest.raises(ValueError, match=f"'claim_judgements', column 'final_confidence': .*{message}"):
+        frames.typed("claim_judgements", pd.DataFrame({"final_confidence": values}))
+    assert list(
+        frames.typed("claim_judgements", pd.DataFrame({"final_confidence": ["0", "100", "1"]}))[
+            "final_confidence"
+        ]
+    ) == [0, 100, 1]

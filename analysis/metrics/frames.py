@@ -362,11 +362,18 @@ def notes_of(tables: Mapping[str, pd.DataFrame]) -> list[str]:
 
 
 def require(df: pd.DataFrame, table: str, columns: Iterable[str], purpose: str = "") -> None:
-    """Raise a ValueError naming the table and the first missing column."""
+    """Raise a ValueError naming the table and the first missing column, and the column it
+    may be under another spelling (Participant_Id, participant id)."""
     for column in columns:
         if column not in df.columns:
             why = f" (needed for {purpose})" if purpose else ""
-            raise ValueError(f"table {table!r} has no column {column!r}{why}")
+            near = [c for c in df.columns if _spelling(c) == _spelling(column)]
+            hint = f"; there is {near[0]!r}: rename it {column!r}, as exported" if near else ""
+            raise ValueError(f"table {table!r} has no column {column!r}{why}{hint}")
+
+
+def _spelling(name) -> str:
+    return re.sub(r"[\s_-]+", "_", str(name).strip().lower())
 
 
 def require_table(tables: Mapping[str, pd.DataFrame], table: str, purpose: str = "") -> pd.DataFrame:

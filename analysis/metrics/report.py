@@ -1055,11 +1055,15 @@ def _design_c(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
     if comparisons is None:
         skipped["crowd_ranking"] = "no comparisons table (design D) for the crowd's ranking"
     else:
-        crowd = persuasion.crowd_ranking(
-            comparisons, participants, replicates=bootstrap, rng=rng, alpha=alpha
-        )
-        if crowd is None:
-            skipped["crowd_ranking"] = "no valid comparisons of two or more interlocutors"
+        try:
+            crowd = persuasion.crowd_ranking(
+                comparisons, participants, replicates=bootstrap, rng=rng, alpha=alpha
+            )
+        except ValueError as error:  # the optional crowd's file: its section only says why
+            skipped["crowd_ranking"] = f"comparisons.csv cannot be used for the crowd's ranking: {error}"
+        else:
+            if crowd is None:
+                skipped["crowd_ranking"] = "no valid comparisons of two or more interlocutors"
     agreement = persuasion.ranking_agreement(logical, crowd)
     if agreement is None and "logical_ranking" not in skipped and "crowd_ranking" not in skipped:
         skipped["ranking_agreement"] = "the two rankings share no agents"

@@ -258,3 +258,13 @@ class TestReports:
 
 def rows_of(lines) -> list[dict]:
     return list(csv.DictReader(io.StringIO("".join(lines))))
+
+
+def test_a_crowd_file_that_cannot_be_used_skips_the_crowd_ranking_only():
+    """comparisons.csv is optional in design C: without its winner column the crowd's ranking
+    says why it was not computed, and the rest of the report is made (it stopped the report)."""
+    dialogues = mvm_rows([("alpha", "beta", "pro")] * 3 + [("beta", "gamma", "pro")] * 3)
+    broken = crowd(["alpha", "beta", "gamma"]).drop(columns=["winner"])
+    results = report.analyze({"persuasion_dialogues": dialogues, "comparisons": broken}, "C", bootstrap=10)
+    assert results["crowd_ranking"] is None and "'winner'" in results["skipped"]["crowd_ranking"]
+    assert results["logical_ranking"]["ranking"] == ["alpha", "beta", "gamma"]

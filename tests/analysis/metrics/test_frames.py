@@ -402,3 +402,10 @@ def test_a_confidence_off_the_percent_scale_is_refused_by_column(values, message
             "final_confidence"
         ]
     ) == [0, 100, 1]
+
+
+def test_a_column_under_another_spelling_is_named_in_the_error():
+    tables = synthetic.synthetic_d(200, 4, seed=0)
+    comparisons = tables["comparisons"].rename(columns={"interlocutor_1": "Interlocutor 1"})
+    with pytest.raises(ValueError, match="no column 'interlocutor_1'.*there is 'Interlocutor 1': rename it"):
+        report.analyze({**tables, "comparisons": comparisons}, "D", bootstrap=0)

@@ -171,15 +171,15 @@ def item_answers(responses: pd.DataFrame, key: str, with_study: bool) -> pd.Data
 
 
 def first_likert_key(
-    responses: pd.DataFrame | None, prefix: str, item_order: Sequence[str] = (), *, ties: bool = False
-):
+    responses: pd.DataFrame | None, prefix: str, item_order: Sequence[str] = ()
+) -> tuple[str | None, list[str]]:
     """The first item whose key starts with `prefix` and whose answers look like a Likert scale
     (option text coded 1..k in value_num; a slider or a number item stores the number itself as
     its text): by step position, then by `item_order` (the study's items as its pages show
     them), then by the rows' order, which a sorted or merged file does not keep.
 
-    With `ties`, (key, keys) where keys lists the Likert items of the chosen item's page when
-    the rows' order had to decide between them (empty otherwise)."""
+    (key or None, keys): keys lists the Likert items of the chosen item's page when the rows'
+    order had to decide between them (empty otherwise)."""
     chosen, among = None, []
     if has(responses, "key", "value_num"):
         rows = responses[responses["key"].astype(str).str.startswith(prefix)]
@@ -199,7 +199,7 @@ def first_likert_key(
             first = candidates[0]
             tied = [c[3] for c in candidates if c[:2] == first[:2]]
             chosen, among = first[3], (tied if len(tied) > 1 else [])
-    return (chosen, among) if ties else chosen
+    return chosen, among
 
 
 def _likert(answers: pd.DataFrame) -> bool:

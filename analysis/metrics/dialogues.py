@@ -374,7 +374,7 @@ def by_expertise(
         return None
     among = []
     if not key:
-        key, among = first_likert_key(responses, prefix, item_order, ties=True)
+        key, among = first_likert_key(responses, prefix, item_order)
     if key is None:
         return None
     with_study = uses_study(df, responses)

@@ -309,14 +309,14 @@ def read_csv(path: Path) -> pd.DataFrame:
     repeated = (text == np.array(names, dtype=object)).all(axis=1) if len(raw) else np.zeros(0, bool)
     if repeated.any():
         notes.append(
-            f"{path.name}: {_rows(int(repeated.sum()))} repeating the column names (files joined one "
+            f"{path.name}: {_count(int(repeated.sum()), 'row')} repeating the column names (files joined one "
             "after another) dropped."
         )
     same = pd.DataFrame(text).duplicated().to_numpy() & ~repeated
     if same.any():
         notes.append(
-            f"{path.name}: {_rows(int(same.sum()))} the same as an earlier row in every cell dropped, "
-            "each row counted once (the same file joined in twice?)."
+            f"{path.name}: {_count(int(same.sum()), 'row')} the same as an earlier row in every cell "
+            "dropped, each row counted once (the same file joined in twice?)."
         )
     raw = raw[~repeated & ~same].reset_index(drop=True)
     raw.attrs["notes"] = notes  # carried on by `typed`
@@ -326,8 +326,8 @@ def read_csv(path: Path) -> pd.DataFrame:
 _SEP_LINE = re.compile(r'^"?sep=([^\r\n"])"?\s*$')  # Excel's first line naming the separator
 
 
-def _rows(n: int) -> str:
-    return f"{n} row" if n == 1 else f"{n} rows"
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _not_utf8(path: Path) -> str:
@@ -342,12 +342,20 @@ def typed(table: str, df: pd.DataFrame) -> pd.DataFrame:
     booleans, whole numbers to Int64 (float if a value is fractional), numbers to float,
     timestamps to UTC datetimes, text to strings; empty cells become NA. Unknown columns are
     left alone. Idempotent: typing a typed frame changes nothing."""
-    if table not in SCHEMAS:
-        raise ValueError(f"unknown table {table!r}; known tables: {', '.join(TABLES)}")
+    return typed_by(SCHEMAS, table, df, "known tables")
+
+
+def typed_by(
+    schemas: Mapping[str, Mapping[str, str]], table: str, df: pd.DataFrame, known: str
+) -> pd.DataFrame:
+    """`typed` for the tables of `schemas` (design C's and the LLM participants' modules keep
+    their own); `known` names them in the error for an unknown table. What was read otherwise
+    than exported goes to the copy's notes (see `notes_of`): reading's notes, then typing's."""
+    if table not in schemas:
+        raise ValueError(f"unknown table {table!r}; {known}: {', '.join(schemas)}")
     out = df.copy()
-    # What was read otherwise than exported (see frames.notes_of): reading's notes, then typing's.
     notes: list[str] = list(df.attrs.get("notes", ()))
-    for column, kind in SCHEMAS[table].items():
+    for column, kind in schemas[table].items():
         if column in out.columns:
             out[column] = _convert(out[column], kind, table, column, notes)
     out.attrs["notes"] = notes
@@ -545,7 +553,8 @@ def _to_timestamps(series: pd.Series, table: str, column: str, notes: list[str] 
     where = f"{table}.csv, column {column!r}"
     if read is None:
         if notes is not None:
-            example = text[~text.map(_iso_like)].iloc[0] if (~text.map(_iso_like)).any() else text.iloc[0]
+            odd = text[~text.map(_iso_like)]
+            example = (odd if len(odd) else text).iloc[0]
             notes.append(
                 f"{where}: not read as timestamps, {how} (for example {example!r}); kept as text. "
                 "No figure of the report uses it; export the data again to have it as exported."
@@ -614,7 +623,7 @@ def _sheet_timestamps(text: pd.Series) -> tuple[pd.Series | None, str]:
 
 def _text(value):
     """A text cell without the spaces around it (a spreadsheet or a hand edit may add them)."""
-    if value is None or (isinstance(value, float) and np.isnan(value)):
+    if _missing(value):
         return None
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
@@ -657,14 +666,10 @@ def _codes(text: pd.Series, table: str, column: str, notes: list[str] | None) ->
     if changed.any() and notes is not None:
         first = changed.idxmax()
         notes.append(
-            f"{table}.csv, column {column!r}: {_values(int(changed.sum()))} read as the export's codes "
-            f"(for example {text[first]!r} as {codes[first]!r})."
+            f"{table}.csv, column {column!r}: {_count(int(changed.sum()), 'value')} read as the "
+            f"export's codes (for example {text[first]!r} as {codes[first]!r})."
         )
     return codes
-
-
-def _values(n: int) -> str:
-    return f"{n} value" if n == 1 else f"{n} values"
 
 
 def _to_flag(series: pd.Series) -> pd.Series:

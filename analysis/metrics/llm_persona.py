@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.metrics.common import make_table, pct, rnd
-from analysis.metrics.frames import _convert, flag, read_csv
+from analysis.metrics.frames import flag, read_csv, typed_by
 from analysis.metrics.intervals import proportion
 
 JUDGEMENTS = "llm_persona_judgements"
@@ -125,16 +125,7 @@ HUMANS = "Humans"
 
 def typed(table: str, df: pd.DataFrame) -> pd.DataFrame:
     """A copy of `df` with the known columns converted (as frames.typed; idempotent)."""
-    if table not in SCHEMAS:
-        raise ValueError(f"unknown table {table!r}; design B's LLM judges' tables: {', '.join(TABLES)}")
-    out = df.copy()
-    # What was read otherwise than exported (see frames.notes_of): reading's notes, then typing's.
-    notes: list[str] = list(df.attrs.get("notes", ()))
-    for column, kind in SCHEMAS[table].items():
-        if column in out.columns:
-            out[column] = _convert(out[column], kind, table, column, notes)
-    out.attrs["notes"] = notes
-    return out
+    return typed_by(SCHEMAS, table, df, "design B's LLM judges' tables")
 
 
 def read_tables(folder: str | Path) -> dict[str, pd.DataFrame]:

@@ -36,7 +36,7 @@ import pandas as pd
 
 from analysis.metrics import frames, pairwise, ranking
 from analysis.metrics.agreement import compare_rankings
-from analysis.metrics.frames import _convert, flag, has, participant_key, read_csv, uses_study
+from analysis.metrics.frames import flag, has, participant_key, read_csv, typed_by, uses_study
 from analysis.metrics.intervals import proportion
 
 DRAW_RULES = ("half", "exclude")
@@ -136,16 +136,7 @@ TABLES = tuple(SCHEMAS)
 def typed(table: str, df: pd.DataFrame) -> pd.DataFrame:
     """A copy of `df` with the known columns of a design C table converted (as frames.typed
     does for the other tables; idempotent)."""
-    if table not in SCHEMAS:
-        raise ValueError(f"unknown table {table!r}; design C tables: {', '.join(TABLES)}")
-    out = df.copy()
-    # What was read otherwise than exported (see frames.notes_of): reading's notes, then typing's.
-    notes: list[str] = list(df.attrs.get("notes", ()))
-    for column, kind in SCHEMAS[table].items():
-        if column in out.columns:
-            out[column] = _convert(out[column], kind, table, column, notes)
-    out.attrs["notes"] = notes
-    return out
+    return typed_by(SCHEMAS, table, df, "design C tables")
 
 
 def read_tables(folder: str | Path) -> dict[str, pd.DataFrame]:

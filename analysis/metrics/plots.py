@@ -24,13 +24,13 @@ def figures(results: dict) -> dict[str, bytes]:
     makers = {"A": _design_a, "B": _design_b, "D": _design_d}.get(design)
     if makers is None:
         raise ValueError(f"results of an unknown design: {design!r}")
-    with plain_text():
-        return {name: _png(fig) for name, fig in makers(results) if fig is not None}
+    return {name: _png(fig) for name, fig in makers(results) if fig is not None}
 
 
 def plain_text():
     """Labels are the data's own text: a `$` in an interlocutor's or a claim's name is a dollar
-    sign, not matplotlib's maths (which refused the whole report, or set text as formulas)."""
+    sign, not matplotlib's maths (which refused the whole report, or set text as formulas).
+    Text reads the setting when it is made, so the figures are made inside this context."""
     return matplotlib.rc_context({"text.parse_math": False})
 
 

@@ -194,10 +194,10 @@ def figures(results: dict) -> dict[str, bytes]:
     """PNG plots of a results dict (from `analyze`), keyed by name."""
     from analysis.metrics import plots
 
-    if results.get("design") == "C":
-        with plots.plain_text():
+    with plots.plain_text():
+        if results.get("design") == "C":
             return {name: plots._png(fig) for name, fig in _plots_c(results) if fig is not None}
-    return plots.figures(results)
+        return plots.figures(results)
 
 
 def _studies(*frames) -> list[str]:

@@ -297,7 +297,9 @@ class Server:
 
 def client_run(server: Server, pg: Postgres, client_args: list[str], timeout: float) -> dict:
     """Start the client, read the counters, say GO, wait for its result, read them again."""
-    cmd = [PYTHON, "-m", "bench.client", "--port", str(server.port), *client_args]
+    result_file = Path(tempfile.mkstemp(prefix="arrivals-client-", suffix=".json")[1])
+    cmd = [PYTHON, "-m", "bench.client", "--port", str(server.port), "--result-file", str(result_file)]
+    cmd += client_args
     client = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         line = client.stdout.readline().strip()
@@ -316,14 +318,15 @@ def client_run(server: Server, pg: Postgres, client_args: list[str], timeout: fl
             raise SetupError(f"the client gave no result within {timeout}s")
         line = client.stdout.readline()
         after = {"server": server.cpu(), "pg": pg.snapshot(), "machine": machine_cpu(), "procs": cpu_by_pid()}
-        if not line:
-            raise SetupError(f"the client exited ({client.wait()}) without a result")
-        result = json.loads(line)
+        if line.strip() != "DONE":
+            raise SetupError(f"the client exited ({client.wait()}) without a result (said {line!r})")
+        result = json.loads(result_file.read_text())
         client.wait(30)
     finally:
         if client.poll() is None:
             client.kill()
             client.wait()
+        result_file.unlink(missing_ok=True)
     ours = after["pg"]["ours"]
     result["server_cpu_s"] = after["server"] - before["server"]
     result["db_cpu_all_s"] = after["pg"]["all"] - before["pg"]["all"]

@@ -2,7 +2,8 @@
 
 Run by bench/arrivals.py as a separate process (`python -m bench.client`). It prints READY,
 waits for GO on stdin (so the caller can read the CPU counters right before the load), runs
-every participant to the end, and prints one JSON line with the figures.
+every participant to the end, and writes the figures as JSON to `--result-file` and prints
+DONE (without `--result-file`, one JSON line on stdout).
 
 A deliberately small client on raw asyncio streams (under uvloop when available): it shares
 the machine's cores with the server, so it must stay cheap.
@@ -19,6 +20,7 @@ import resource
 import secrets
 import sys
 import time
+from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
 from devtools.formparse import default_answers, parse_step
@@ -373,6 +375,9 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=900)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--no-go", action="store_true", help="start at once, without READY/GO")
+    parser.add_argument(
+        "--result-file", default="", help="write the result here and print DONE (else on stdout)"
+    )
     args = parser.parse_args()
     try:
         import uvloop
@@ -387,8 +392,15 @@ def main() -> None:
             sys.exit(2)
     run = Run(args)
     result = uvloop.run(run.main()) if uvloop else asyncio.run(run.main())
-    sys.stdout.write(json.dumps(result) + "\n")
-    sys.stdout.flush()
+    # The result runs to hundreds of KB (every request's latency). Through a file: once in
+    # about a dozen runs the caller read it from the pipe cut at 65,536 bytes (a pipe's buffer)
+    # and then went on elsewhere, an unreadable line and a lost run.
+    if args.result_file:
+        Path(args.result_file).write_text(json.dumps(result))
+        print("DONE", flush=True)
+    else:
+        sys.stdout.write(json.dumps(result) + "\n")
+        sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -46,9 +46,9 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "dialogue": "str",
         "case": "str",
         "condition": "str",
-        "active_side": "str",
+        "active_side": "code",
         "variant": "str",
-        "side_a": "str",
+        "side_a": "code",
         "assigned_at": "datetime",
         "words": "int",
         "reading_ms": "int",
@@ -99,17 +99,17 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "active_side": "code",
         "variant": "str",
         "side_a": "code",
-        "culprit_side": "str",
-        "active_side_letter": "str",
+        "culprit_side": "code",
+        "active_side_letter": "code",
         "signed_active_side": "int",
-        "chosen_side": "str",
+        "chosen_side": "code",
         "chose_a": "flag",
         "correct": "flag",
         "followed_bias": "flag",
         "confidence": "int",
         "reasoning": "str",
         "bias_present": "code",
-        "bias_side": "str",
+        "bias_side": "code",
         "bias_type": "str",
         "bias_presence_correct": "flag",
         "bias_side_correct": "flag",
@@ -207,6 +207,79 @@ for _schema in SCHEMAS.values():
     _schema.update(_COMMON)
 
 TABLES = tuple(SCHEMAS)
+
+# The codes the export writes in each code column (its codebooks, analysis/exports), by column
+# name, or by "table.column" where a name means different things in different tables. A value
+# in another case is read as the code ('a' as 'A'); a value outside them is kept, and since the
+# figures compare codes exactly no figure counts its row as any code: it is counted in the
+# notes, so the report says how many rows a figure could not use. tests/analysis/metrics/
+# test_frames.py checks these against the models' choices.
+_STATUSES = (
+    "active", "completed", "no_consent", "failed_check",
+    "screened_out", "study_full", "timed_out", "returned",
+)  # fmt: skip
+_TRUE_FALSE = ("true", "false")
+_SIDE_LETTERS = ("A", "B")
+_HUMAN_AGENT = ("human", "agent")
+_PRO_CON = ("pro", "con")
+CODES: dict[str, tuple[str, ...]] = {
+    "participants.status": _STATUSES,
+    "participant_status": _STATUSES,
+    "active_side": ("none", "culprit", "rival"),
+    "side_a": ("culprit", "rival"),
+    "culprit_side": _SIDE_LETTERS,
+    "active_side_letter": _SIDE_LETTERS,
+    "chosen_side": _SIDE_LETTERS,
+    "bias_side": ("A", "B", "unsure"),
+    "bias_present": ("yes", "no", "unsure"),
+    **dict.fromkeys(
+        (
+            "truth",
+            "debater_a_side",
+            "consultant_side",
+            "initial_answer",
+            "final_answer",
+            "human_initial_answer",
+            "human_final_answer",
+            "debater_side",
+            "live_turns.side",
+        ),
+        _TRUE_FALSE,
+    ),
+    "protocol": ("debate", "consultancy"),
+    "consultant_side_mode": ("random", "preferred"),
+    "phase": ("initial", "chat", "final", "done"),
+    "live_turns.status": ("pending", "streaming", "done", "failed"),
+    "comparisons.winner": ("1", "2", "tie"),
+    "judge_kind": ("persona", "naive"),
+    "level": ("none", "low", "medium", "high"),
+    "pairing": ("human_ai", "human_human", "ai_ai"),
+    **dict.fromkeys(("pro_kind", "con_kind", "winner_kind", "ended_by_kind", "author"), _HUMAN_AGENT),
+    "persuasion_dialogues.status": ("waiting", "running", "finished", "abandoned"),
+    "outcome": ("win", "draw", "abandoned", "open"),
+    "persuasion_dialogues.winner": _PRO_CON,
+    "end_reason": (
+        "conceded",
+        "retracted",
+        "turn_limit",
+        "time_limit",
+        "partner_left",
+        "partner_silent",
+        "no_partner",
+        "agent_failed",
+        "budget",
+    ),
+    "ended_by": _PRO_CON,
+    "persuasion_moves.speaker": _PRO_CON,
+    "turn_status": ("pending", "streaming", "reading", "done", "failed"),
+    "persuasion_moves.kind": ("claim", "why", "concede", "retract", "since", "question"),
+}
+
+
+def codes_of(table: str, column: str) -> tuple[str, ...] | None:
+    """The codes the export writes in `table`'s `column`, if it is a code column it knows."""
+    return CODES.get(f"{table}.{column}") or CODES.get(column)
+
 
 _FLAGS = {"1": True, "0": False, "true": True, "false": False, "yes": True, "no": False}
 
@@ -649,27 +722,48 @@ _WHOLE = re.compile(r"^([+-]?\d+)[.,]0+$")
 
 
 def _codes(text: pd.Series, table: str, column: str, notes: list[str] | None) -> pd.Series:
-    """A code column's values as the export writes its codes: in lowercase ("Completed" is
-    "completed", as a spreadsheet's TRUE is true) and a whole number without its decimals
-    (a winner 1.0, as pandas writes a column it read as numbers, is 1). What was read so is
-    said in `notes`, with an example: a code the analysis does not know is still left out
-    of its figures, as before."""
+    """A code column's values as the export writes its codes: in its case ("Completed" is
+    "completed", as a spreadsheet's TRUE is true; a side letter "a" is "A") and a whole number
+    without its decimals (a winner 1.0, as pandas writes a column it read as numbers, is 1).
+    What was read so is said in `notes`, with an example. A value the export never writes in
+    the column (`CODES`) is kept, and counted in `notes`: no figure counts its row as any code."""
+    known = codes_of(table, column)
+    spelling = {code.lower(): code for code in known or ()}
 
     def one(value):
         if not isinstance(value, str):
             return value
         whole = _WHOLE.match(value)
-        return whole.group(1) if whole else value.lower()
+        if whole:
+            return whole.group(1)
+        lower = value.lower()
+        return spelling.get(lower, value if known else lower)  # a foreign value as written
 
     codes = text.map(one)
     changed = codes.notna() & (codes != text)
-    if changed.any() and notes is not None:
+    if notes is None:
+        return codes
+    if changed.any():
         first = changed.idxmax()
         notes.append(
             f"{table}.csv, column {column!r}: {_count(int(changed.sum()), 'value')} read as the "
             f"export's codes (for example {text[first]!r} as {codes[first]!r})."
         )
+    if known:
+        foreign = codes.notna() & ~codes.isin(known)
+        if foreign.any():
+            first = foreign.idxmax()
+            notes.append(
+                f"{table}.csv, column {column!r}: {_count(int(foreign.sum()), 'row')} with a value "
+                f"the export never writes there (for example {text[first]!r}; it writes "
+                f"{_either(known)}): no figure counts {'it' if foreign.sum() == 1 else 'them'} "
+                "as any of those."
+            )
     return codes
+
+
+def _either(codes: tuple[str, ...]) -> str:
+    return ", ".join(codes[:-1]) + " or " + codes[-1] if len(codes) > 1 else codes[0]
 
 
 def _to_flag(series: pd.Series) -> pd.Series:

@@ -214,3 +214,47 @@ class TestStoredReports:
         assert [r.study_id for r in queued] == [mystery_study.pk]
         assert closed_long_ago.pk not in [r.study_id for r in queued]
         assert reports_nightly()[0].pk == queued[0].pk  # still queued: not asked twice
+
+
+def test_side_letters_in_lowercase_give_the_same_figures_and_are_said(tmp_path):
+    """Design A's side letters (A, B) written in lowercase by hand or by a spreadsheet: read as
+    the export's letters. They were compared as written, so an 'a' silently became a choice
+    of neither side (Table 40's followed-bias outcome, the bias-side answers)."""
+    from analysis.metrics import synthetic
+
+    tables = synthetic.synthetic_a(80, seed=2)
+    for name, frame in tables.items():
+        frame.to_csv(tmp_path / f"{name}.csv", index=False)
+    before = build_report(tmp_path, tmp_path / "before", "A", bootstrap=20)
+    judgements = tables["judgements"].copy()
+    letters = ["culprit_side", "active_side_letter", "chosen_side", "bias_side"]
+    for column in letters:
+        judgements[column] = judgements[column].map(lambda v: v.lower() if isinstance(v, str) else v)
+    judgements.to_csv(tmp_path / "judgements.csv", index=False)
+    after = build_report(tmp_path, tmp_path / "after", "A", bootstrap=20)
+    said = after.pop("warnings")
+    assert [w.split(":")[0] for w in said[: len(letters)]] == [
+        f"judgements.csv, column {column!r}" for column in letters
+    ]
+    assert said[len(letters) :] == before.pop("warnings", [])
+    assert json.loads(json.dumps(after)) == json.loads(json.dumps(before))
+
+
+def test_codes_the_export_never_writes_are_counted_in_the_warnings(tmp_path):
+    """A winner 'a' or a status 'withdrawn' (typed by hand, another tool's codes) is left out
+    of the figures, as before, but the report now says how many rows it could not use."""
+    from analysis.metrics import synthetic
+
+    tables = synthetic.synthetic_d(90, 5, seed=0)
+    comparisons = tables["comparisons"].copy()
+    answered = comparisons.index[comparisons["winner"].isin(["1", "2"])][:3]
+    comparisons.loc[answered, "winner"] = "a"
+    tables["comparisons"] = comparisons
+    for name, frame in tables.items():
+        frame.to_csv(tmp_path / f"{name}.csv", index=False)
+    results = build_report(tmp_path, tmp_path / "out", "D", bootstrap=20)
+    assert results["warnings"][0] == (
+        "comparisons.csv, column 'winner': 3 rows with a value the export never writes there "
+        "(for example 'a'; it writes 1, 2 or tie): no figure counts them as any of those."
+    )
+    assert "3 rows with a value the export never writes" in (tmp_path / "out" / "report.html").read_text()

@@ -409,3 +409,53 @@ def test_a_column_under_another_spelling_is_named_in_the_error():
     comparisons = tables["comparisons"].rename(columns={"interlocutor_1": "Interlocutor 1"})
     with pytest.raises(ValueError, match="no column 'interlocutor_1'.*there is 'Interlocutor 1': rename it"):
         report.analyze({**tables, "comparisons": comparisons}, "D", bootstrap=0)
+
+
+def test_the_codes_the_analysis_knows_are_the_models_choices():
+    """frames.CODES lists what the export writes in each code column; a code added to a model
+    must be added there too, or its rows would be counted as never exported."""
+    from debates.models import LiveSession, LiveTurn, PersuasionDialogue, PersuasionTurn
+    from participants.models import Participant
+
+    def values(choices):
+        return set(choices.values)
+
+    def codes(table, column):
+        return set(frames.codes_of(table, column))
+
+    assert codes("participants", "status") == values(Participant.Status)
+    assert codes("comparisons", "participant_status") == values(Participant.Status)
+    assert codes("claim_judgements", "protocol") == values(LiveSession.Protocol)
+    assert codes("claim_judgements", "phase") == values(LiveSession.Phase)
+    assert codes("live_turns", "status") == values(LiveTurn.Status)
+    assert codes("persuasion_dialogues", "status") == values(PersuasionDialogue.Status)
+    assert codes("persuasion_dialogues", "end_reason") == values(PersuasionDialogue.Reason)
+    assert codes("persuasion_moves", "turn_status") == values(PersuasionTurn.Status)
+    # every code column of every table has its codes
+    from analysis.metrics import llm_judges, llm_persona
+
+    for schemas in (frames.SCHEMAS, persuasion.SCHEMAS, llm_judges.SCHEMAS, llm_persona.SCHEMAS):
+        for table, schema in schemas.items():
+            for column, kind in schema.items():
+                if kind == "code":
+                    assert frames.codes_of(table, column), f"{table}.{column} has no codes"
+
+
+def test_a_side_letter_in_lowercase_is_read_and_a_foreign_code_counted():
+    rows = frames.typed(
+        "judgements",
+        pd.DataFrame(
+            {"chosen_side": ["a", "B", " b", "C", None], "bias_present": ["Yes", "no", "", "x", "y"]}
+        ),
+    )
+    assert rows["chosen_side"].tolist()[:3] == ["A", "B", "B"] and rows["chosen_side"].isna().iloc[4]
+    assert rows["bias_present"].tolist()[:2] == ["yes", "no"]
+    assert frames.notes_of({"j": rows}) == [
+        "judgements.csv, column 'chosen_side': 2 values read as the export's codes (for example 'a' as 'A').",
+        "judgements.csv, column 'chosen_side': 1 row with a value the export never writes there "
+        "(for example 'C'; it writes A or B): no figure counts it as any of those.",
+        "judgements.csv, column 'bias_present': 1 value read as the export's codes "
+        "(for example 'Yes' as 'yes').",
+        "judgements.csv, column 'bias_present': 2 rows with a value the export never writes there "
+        "(for example 'x'; it writes yes, no or unsure): no figure counts them as any of those.",
+    ]

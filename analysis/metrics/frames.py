@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-# Column kinds: "int" (Int64, or float when a value is not whole), "float", "flag" (nullable
+# Column kinds: "int" (Int64, or float when a value is not whole), "id" (Int64, whole numbers
+# only: ids join the tables), "float", "flag" (nullable
 # boolean from "1"/"0"/""), "str" (text, empty = NA), "code" (text from a fixed set of lowercase
 # codes the analysis compares exactly, e.g. a status: read in lowercase, 1.0 as 1),
 # "datetime" (ISO 8601, UTC).
@@ -25,7 +26,7 @@ _COMMON = {"study": "str", "study_sha256": "str"}
 
 SCHEMAS: dict[str, dict[str, str]] = {
     "participants": {
-        "participant_id": "int",
+        "participant_id": "id",
         "prolific_pid": "str",
         "prolific_study_id": "str",
         "prolific_session_id": "str",
@@ -60,7 +61,7 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "user_agent": "str",
     },
     "responses": {
-        "participant_id": "int",
+        "participant_id": "id",
         "prolific_pid": "str",
         "position": "int",
         "step_kind": "str",
@@ -76,7 +77,7 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "text_typing_ms": "int",
     },
     "step_times": {
-        "participant_id": "int",
+        "participant_id": "id",
         "position": "int",
         "step_kind": "str",
         "shown_at": "datetime",
@@ -88,7 +89,7 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "flags": "str",
     },
     "judgements": {
-        "participant_id": "int",
+        "participant_id": "id",
         "prolific_pid": "str",
         "participant_status": "code",
         "excluded": "flag",
@@ -119,7 +120,7 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "created_at": "datetime",
     },
     "claim_judgements": {
-        "participant_id": "int",
+        "participant_id": "id",
         "prolific_pid": "str",
         "participant_status": "code",
         "excluded": "flag",
@@ -154,8 +155,8 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "chat_seconds": "float",
     },
     "live_turns": {
-        "participant_id": "int",
-        "session_id": "int",
+        "participant_id": "id",
+        "session_id": "id",
         "claim": "str",
         "protocol": "code",
         "seq": "int",
@@ -177,7 +178,7 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "total_ms": "float",
     },
     "comparisons": {
-        "participant_id": "int",
+        "participant_id": "id",
         "prolific_pid": "str",
         "participant_status": "code",
         "excluded": "flag",
@@ -585,6 +586,8 @@ def _convert(
             return text.astype("str")
         if kind == "flag":
             return _to_flag(series)
+        if kind == "id":
+            return _to_id(series)
         if kind in ("int", "float"):
             numbers = _to_number(series, kind)
             if column.endswith("confidence"):
@@ -794,6 +797,17 @@ _DECIMAL_COMMA = re.compile(r"^[+-]?\d+(?:,\d+)?$")
 # Digits grouped in threes by spaces, as a spreadsheet in many languages writes them: 1 469,
 # 12 345 678.5, with a plain, non-breaking or narrow non-breaking space.
 _SPACED = re.compile(r"^[+-]?\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?:[.,]\d+)?$")
+
+
+def _to_id(series: pd.Series) -> pd.Series:
+    """An id column: whole numbers (12.0 is 12). Anything else is refused: a fractional id
+    turned the whole column into fractions, and every join on it (the participants with
+    their answers) then failed without a word."""
+    numbers = _to_number(series, "int")
+    if numbers.dtype == "Int64":
+        return numbers
+    bad = numbers.notna() & ((numbers != np.floor(numbers)) | (numbers.abs() >= 2**53))
+    raise ValueError(f"not a whole number, as ids are: {series[bad].iloc[0]!r}")
 
 
 def _to_number(series: pd.Series, kind: str) -> pd.Series:

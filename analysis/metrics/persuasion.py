@@ -49,7 +49,7 @@ _COMMON = {"study": "str", "study_sha256": "str"}
 SCHEMAS: dict[str, dict[str, str]] = {
     "persuasion_dialogues": {
         **_COMMON,
-        "dialogue_id": "int",
+        "dialogue_id": "id",
         "batch": "str",
         "position": "int",
         "repeat": "int",
@@ -62,7 +62,7 @@ SCHEMAS: dict[str, dict[str, str]] = {
             for side in ("pro", "con")
             for name, kind in (
                 ("kind", "code"),
-                ("participant_id", "int"),
+                ("participant_id", "id"),
                 ("participant", "str"),
                 ("agent", "str"),
                 ("agent_model", "str"),
@@ -102,14 +102,14 @@ SCHEMAS: dict[str, dict[str, str]] = {
     },
     "persuasion_moves": {
         **_COMMON,
-        "dialogue_id": "int",
+        "dialogue_id": "id",
         "batch": "str",
         "topic": "str",
         "pairing": "code",
         "turn": "int",
         "speaker": "code",
         "author": "code",
-        "participant_id": "int",
+        "participant_id": "id",
         "participant": "str",
         "agent": "str",
         "turn_status": "code",

@@ -459,3 +459,18 @@ def test_a_side_letter_in_lowercase_is_read_and_a_foreign_code_counted():
         "judgements.csv, column 'bias_present': 2 rows with a value the export never writes there "
         "(for example 'x'; it writes yes, no or unsure): no figure counts them as any of those.",
     ]
+
+
+def test_an_id_that_is_not_a_whole_number_is_refused_by_table_and_column():
+    """A fractional participant_id turned the column into fractions; the join with the answers
+    then matched nobody (design A's Figure 15 all unanswered, D's subgroups gone), silently."""
+    ids = frames.typed("responses", pd.DataFrame({"participant_id": ["12.0", "13", " 14 "]}))
+    assert ids["participant_id"].tolist() == [12, 13, 14] and ids["participant_id"].dtype == "Int64"
+    with pytest.raises(
+        ValueError, match=r"'responses', column 'participant_id': not a whole number.*'12\.5'"
+    ):
+        frames.typed("responses", pd.DataFrame({"participant_id": ["11", "12.5"]}))
+    with pytest.raises(ValueError, match="'persuasion_dialogues', column 'pro_participant_id'"):
+        persuasion.typed("persuasion_dialogues", pd.DataFrame({"pro_participant_id": [1.5]}))
+    with pytest.raises(ValueError, match="not a number"):
+        frames.typed("participants", pd.DataFrame({"participant_id": ["P-12"]}))

@@ -297,33 +297,50 @@ def read_tables(folder: str | Path) -> dict[str, pd.DataFrame]:
         if path.is_file():
             tables[name] = typed(name, read_csv(path))
     if "participants" in tables:
-        _one_row_per_participant(tables["participants"], "participants.csv")
+        one_row_each(tables["participants"], "participants.csv")
     return tables
 
 
-def _one_row_per_participant(participants: pd.DataFrame, file: str) -> None:
-    """Raise a ValueError naming the participant when one is listed twice with different values
-    (rows repeated exactly were dropped at reading). The export writes one row per participant,
-    so the table would say two things of them, and which one counts would depend on row order."""
-    if "participant_id" not in participants.columns:
+def one_row_each(
+    df: pd.DataFrame, file: str, id_column: str = "participant_id", noun: str = "participant"
+) -> None:
+    """Raise a ValueError naming the row's subject (a participant, a dialogue) when one is
+    listed twice with different values (rows repeated exactly were dropped at reading). The
+    export writes one row each, so the table would say two things of them, and which one
+    counts would depend on row order; or, for files merged from several studies, each would
+    be counted twice."""
+    if id_column not in df.columns:
         return
-    listed = participants[participants["participant_id"].notna()]
+    listed = df[df[id_column].notna()]
     with_study = uses_study(listed)
-    keys = participant_key(listed, with_study)
+    if with_study:
+        # Files of several studies merged, one copy with its `study` cells emptied: the same
+        # ids once with a study and once without would otherwise be two subjects.
+        blank = listed["study"].isna()
+        both = listed.loc[blank, id_column].isin(listed.loc[~blank, id_column])
+        if both.any():
+            one = listed.loc[blank, id_column][both].iloc[0]
+            studies = listed.loc[~blank & (listed[id_column] == one), "study"].unique()
+            raise ValueError(
+                f"{file} lists {noun} {one} of study {studies[0]!r} and again without a study: likely "
+                "several studies' files merged, one of them with its `study` column emptied. Merge the "
+                "files as exported, every row with its study."
+            )
+    keys = _subject_key(listed, id_column, with_study)
     twice = keys.duplicated(keep=False)
     if not twice.any():
         return
     rows = listed[keys == keys[twice].iloc[0]]
     differing = [c for i, c in enumerate(rows.columns) if rows.iloc[:, i].astype(str).nunique() > 1]
-    who = f"participant {rows['participant_id'].iloc[0]}"
+    who = f"{noun} {rows[id_column].iloc[0]}"
     if with_study:
         who += f" of study {rows['study'].iloc[0]!r}"
-        cause = "likely the study's file joined in twice, edited in between: keep one row per participant."
+        cause = f"likely the study's file joined in twice, edited in between: keep one row per {noun}."
     else:
         cause = (
-            "likely several studies' files merged without their `study` column, whose participant ids "
-            "overlap. Merge the files as exported, with their `study` column (participants are then "
-            "told apart by study and id), or keep one row per participant."
+            f"likely several studies' files merged without their `study` column, whose {noun} ids "
+            f"overlap. Merge the files as exported, with their `study` column ({noun}s are then "
+            f"told apart by study and id), or keep one row per {noun}."
         )
     times = "twice" if len(rows) == 2 else f"{len(rows)} times"
     raise ValueError(
@@ -483,10 +500,14 @@ def uses_study(*frames: pd.DataFrame | None) -> bool:
 
 def participant_key(df: pd.DataFrame, with_study: bool) -> pd.Series:
     """One string per row identifying its participant (across studies when `with_study`)."""
-    pid = df["participant_id"].astype("string").fillna("")
+    return _subject_key(df, "participant_id", with_study)
+
+
+def _subject_key(df: pd.DataFrame, id_column: str, with_study: bool) -> pd.Series:
+    ids = df[id_column].astype("string").fillna("")
     if with_study:
-        return (df["study"].astype("string").fillna("") + "\x1f" + pid).astype(str)
-    return pid.astype(str)
+        return (df["study"].astype("string").fillna("") + "\x1f" + ids).astype(str)
+    return ids.astype(str)
 
 
 def analysable(

@@ -36,7 +36,7 @@ import pandas as pd
 
 from analysis.metrics import frames, pairwise, ranking
 from analysis.metrics.agreement import compare_rankings
-from analysis.metrics.frames import flag, has, participant_key, read_csv, typed_by, uses_study
+from analysis.metrics.frames import flag, has, one_row_each, participant_key, read_csv, typed_by, uses_study
 from analysis.metrics.intervals import proportion
 
 DRAW_RULES = ("half", "exclude")
@@ -148,6 +148,8 @@ def read_tables(folder: str | Path) -> dict[str, pd.DataFrame]:
         if path.is_file():
             raw = read_csv(path)
             out[name] = typed(name, raw)
+    if "persuasion_dialogues" in out:
+        one_row_each(out["persuasion_dialogues"], "persuasion_dialogues.csv", "dialogue_id", "dialogue")
     return out
 
 

@@ -328,6 +328,41 @@ def test_a_participant_listed_twice_with_different_values_is_refused(tmp_path):
     assert len(frames.read_tables(tmp_path)["participants"]) == 2 * len(exported)
 
 
+def test_files_of_two_studies_merged_with_one_studys_column_emptied_are_refused(tmp_path):
+    """Two studies' files merged, one copy's `study` cells emptied: every participant (design C:
+    every dialogue) of that copy was counted a second time, as a subject of no study."""
+    exported = synthetic.synthetic_a(n_participants=20, seed=0)["participants"]
+    merged = pd.concat([exported.assign(study="one"), exported.assign(study="")])
+    merged.to_csv(tmp_path / "participants.csv", index=False)
+    pid = exported["participant_id"].iloc[0]
+    with pytest.raises(ValueError, match=f"lists participant {pid} of study 'one' and again without a study"):
+        frames.read_tables(tmp_path)
+    dialogues = pd.DataFrame(
+        {
+            "dialogue_id": [1, 2],
+            "pairing": ["ai_ai"] * 2,
+            "status": ["finished"] * 2,
+            "outcome": ["win", "draw"],
+        }
+    )
+    pd.concat([dialogues.assign(study="one"), dialogues.assign(study="two")]).to_csv(
+        tmp_path / "persuasion_dialogues.csv", index=False
+    )
+    assert len(persuasion.read_tables(tmp_path)["persuasion_dialogues"]) == 4  # two studies' dialogues
+    pd.concat([dialogues.assign(study="one"), dialogues.assign(study="")]).to_csv(
+        tmp_path / "persuasion_dialogues.csv", index=False
+    )
+    with pytest.raises(
+        ValueError, match="persuasion_dialogues.csv lists dialogue 1 of study 'one' and again"
+    ):
+        persuasion.read_tables(tmp_path)
+    pd.concat([dialogues, dialogues.assign(outcome=["draw", "draw"])]).to_csv(
+        tmp_path / "persuasion_dialogues.csv", index=False
+    )
+    with pytest.raises(ValueError, match="lists dialogue 1 twice with different values .in outcome"):
+        persuasion.read_tables(tmp_path)
+
+
 def test_numbers_with_spaces_between_groups_of_three_digits_are_read():
     saved = ["1 469", "12\u00a0345\u00a0678", "2\u202f000.5", "911\u00a0", "-1 000", ""]
     t = frames.typed("participants", pd.DataFrame({"duration_s": saved, "reading_ms": saved[:2] + [""] * 4}))

@@ -8,6 +8,7 @@ from participants import views as participant_views
 urlpatterns = [
     path("", participant_views.home, name="home"),
     path("healthz", participant_views.healthz, name="healthz"),
+    path("favicon.ico", participant_views.favicon, name="favicon"),
     path("admin/", admin.site.urls),
     path("api/v1/", include("analysis.urls")),
     path("", include("participants.urls")),

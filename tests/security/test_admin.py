@@ -121,3 +121,14 @@ class TestAdminHeaders:
         client = Client()
         page = client.get(client.get(entry_url(questionnaire_study))["Location"])
         assert "style-src 'self';" in page["Content-Security-Policy"]
+
+    def test_the_icon_the_admins_pages_make_browsers_ask_for_is_served(self, settings, experimenter):
+        """The admin names no icon, so browsers ask for /favicon.ico: a 404 there was the one
+        console error of a researcher's walk. Served to anyone, even where the admin is limited
+        to some networks (it says nothing), with the same headers as every page."""
+        settings.ADMIN_ALLOWED_NETWORKS = ["10.0.0.0/8"]
+        response = Client().get("/favicon.ico", REMOTE_ADDR="192.0.2.10")
+        assert response.status_code == 200 and response["Content-Type"] == "image/vnd.microsoft.icon"
+        assert response.content[:4] == b"\x00\x00\x01\x00"  # an ICO file's header
+        assert "max-age" in response["Cache-Control"] and response["X-Frame-Options"] == "DENY"
+        assert Client().post("/favicon.ico").status_code == 405

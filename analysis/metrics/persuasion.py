@@ -43,6 +43,7 @@ DRAW_RULES = ("half", "exclude")
 OUTCOMES = ("win", "draw", "abandoned")
 KINDS = ("claim", "why", "concede", "retract", "since", "question")
 AUTHORS = ("human", "agent")
+SIDES = ("pro", "con")
 PAIRINGS = ("human_ai", "human_human", "ai_ai")
 
 _COMMON = {"study": "str", "study_sha256": "str"}
@@ -176,6 +177,12 @@ def outcomes(dialogues: pd.DataFrame) -> pd.Series:
     return pd.Series(derived, index=dialogues.index, dtype=object)
 
 
+def wins_without_winner(dialogues: pd.DataFrame) -> int:
+    """Dialogues whose outcome is a win but whose `winner` is not pro or con (blank, or written
+    otherwise): counted as wins, but in no side's or agent's record and no ranking."""
+    return int(((outcomes(dialogues) == "win") & ~_text(dialogues, "winner").isin(SIDES)).sum())
+
+
 def _summary(outcome: pd.Series) -> dict:
     counts = {name: int((outcome == name).sum()) for name in (*OUTCOMES, "open")}
     ended = counts["win"] + counts["draw"] + counts["abandoned"]
@@ -221,7 +228,12 @@ def appearances(dialogues: pd.DataFrame) -> pd.DataFrame:
             continue
         result = np.select(
             [outcome == "win", outcome == "draw", outcome == "abandoned"],
-            [np.where(winner == side, "won", "lost"), "draw", "abandoned"],
+            # a win that names no side (a blank or foreign `winner`): neither won nor lost
+            [
+                np.where(winner == side, "won", np.where(winner == other, "lost", "unknown")),
+                "draw",
+                "abandoned",
+            ],
             "open",
         )
         opponent_kind = _text(dialogues, f"{other}_kind")
@@ -316,6 +328,9 @@ def move_distribution(moves: pd.DataFrame) -> dict:
     legal = flag(moves["legal"]) if "legal" in moves.columns else pd.Series(True, index=moves.index)
     fallback = flag(moves["fallback"]) if "fallback" in moves.columns else pd.Series(False, index=moves.index)
     present = [a for a in AUTHORS if (author == a).any()] + sorted(set(author) - set(AUTHORS))
+    # Kinds the export never writes (said in the warnings), for every author alike: the table
+    # has a row per kind and a column per author.
+    extra = sorted(set(kind[legal & (kind != "")]) - set(KINDS))
     by_author, kinds = [], []
     for a in present:
         mine = author == a
@@ -337,7 +352,6 @@ def move_distribution(moves: pd.DataFrame) -> dict:
                 ),
             }
         )
-        extra = sorted(set(kind[counted]) - set(KINDS))
         for k in (*KINDS, *extra):
             kinds.append({"author": a, "kind": k, **proportion(int((counted & (kind == k)).sum()), n)})
     return {"by_author": by_author, "kinds": kinds}
@@ -357,6 +371,7 @@ def logical_outcomes(dialogues: pd.DataFrame, draws: str = "half") -> pd.DataFra
     outcome = outcomes(dialogues)
     winner = _text(dialogues, "winner")
     keep = (pro != "") & (con != "") & (pro != con) & ~human & outcome.isin(["win", "draw"])
+    keep &= (outcome != "win") | winner.isin(SIDES)  # a win naming no side tells no ranking
     if draws == "exclude":
         keep &= outcome == "win"
     code = np.where(outcome == "draw", "tie", np.where(winner == "pro", "1", "2"))

@@ -113,7 +113,7 @@ import pandas as pd
 from analysis.metrics import dialogues, live, llm_judges, llm_persona, pairwise, persuasion
 from analysis.metrics.agreement import as_ranks, compare_rankings
 from analysis.metrics.common import clean, exclusion_flow, exclusion_table, make_table, pct, rnd, sig
-from analysis.metrics.frames import TABLES, analysable, participant_key, typed, uses_study
+from analysis.metrics.frames import TABLES, analysable, participant_key, require, typed, uses_study
 
 STREAMS = {"A": 1, "B": 2, "C": 3, "D": 4}
 DEFAULT_OPTIONS = {
@@ -1006,6 +1006,16 @@ def _tables_d(r: dict, reference_names: list[str], alpha: float, bootstrap: int)
 # --- design C --------------------------------------------------------------------------------
 
 
+def _require_c(dialogues: pd.DataFrame, moves: pd.DataFrame | None) -> None:
+    """The columns without which design C's figures would come out empty rather than wrong-
+    looking: how each dialogue ended, and who wrote each sentence and what move it made (a
+    spreadsheet's "Outcome" had made every dialogue open, without a word)."""
+    if "outcome" not in dialogues.columns:
+        require(dialogues, "persuasion_dialogues", ["status"], "how each dialogue ended, without `outcome`")
+    if moves is not None and not moves.empty:
+        require(moves, "persuasion_moves", ["author", "kind"], "the move kinds by author")
+
+
 def _design_c(frames: dict, rng: np.random.Generator, bootstrap: int, options: dict) -> dict:
     if "persuasion_dialogues" not in frames:
         raise ValueError("table 'persuasion_dialogues' is missing (needed for design C)")
@@ -1022,6 +1032,14 @@ def _design_c(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
         df, dropped = persuasion.exclude_excluded(every, participants)
     if moves is not None and dropped and "dialogue_id" in moves.columns and "dialogue_id" in df.columns:
         moves = moves[moves["dialogue_id"].isin(df["dialogue_id"])]
+    _require_c(every, moves)
+    warnings = []
+    unnamed = persuasion.wins_without_winner(df)
+    if unnamed:
+        warnings.append(
+            f"{unnamed} dialogue{'s' if unnamed > 1 else ''} won without a side in `winner` (pro or con): "
+            "counted as won in the outcomes, left out of every agent's record and of the rankings."
+        )
     outcome = persuasion.outcomes(df)
     if df.empty:
         skipped["outcomes"] = "no dialogues"
@@ -1117,6 +1135,7 @@ def _design_c(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
         "ranking_agreement": agreement,
         "self_play": persuasion.self_play(df),
         "skipped": skipped,
+        "warnings": warnings,
     }
     results["tables"] = _tables_c(results, options, bootstrap)
     return results

@@ -32,6 +32,7 @@ C_KEYS = {
     "ranking_agreement",
     "self_play",
     "skipped",
+    "warnings",
     "tables",
 }
 C_TABLES = {
@@ -268,3 +269,71 @@ def test_a_crowd_file_that_cannot_be_used_skips_the_crowd_ranking_only():
     results = report.analyze({"persuasion_dialogues": dialogues, "comparisons": broken}, "C", bootstrap=10)
     assert results["crowd_ranking"] is None and "'winner'" in results["skipped"]["crowd_ranking"]
     assert results["logical_ranking"]["ranking"] == ["alpha", "beta", "gamma"]
+
+
+def moves_of(rows: list[tuple[str, str]]) -> pd.DataFrame:
+    """Sentences as the export writes them: (author, kind), one turn each, all legal."""
+    return pd.DataFrame(
+        [
+            {"dialogue_id": "1", "turn": str(n), "author": author, "kind": kind, "legal": "1"}
+            for n, (author, kind) in enumerate(rows, start=1)
+        ]
+    )
+
+
+def test_a_move_kind_the_export_never_writes_gets_its_row_in_the_table():
+    """A hand-coded kind ('assert') used by one author only was a KeyError: the table has a
+    row per kind and a column per author, and the other author had no cell for it."""
+    moves = moves_of([("human", "claim"), ("human", "assert"), ("agent", "why"), ("agent", "claim")])
+    results = report.analyze(
+        {"persuasion_dialogues": mvm_rows([("alpha", "beta", "pro")]), "persuasion_moves": moves},
+        "C",
+        bootstrap=10,
+    )
+    kinds = table(results, "move_kinds")
+    assert ["assert", "50.0", "0.0"] in [[str(c) for c in row] for row in kinds["rows"]]
+
+
+def test_a_win_that_names_no_side_is_in_no_agents_record_and_no_ranking_and_is_said():
+    """An outcome 'win' with a blank or foreign winner was a loss for both seats and a con win
+    in the ranking."""
+    known = [("alpha", "beta", "pro")] * 3 + [("beta", "alpha", "pro")] * 2
+    whole = report.analyze({"persuasion_dialogues": mvm_rows(known)}, "C", bootstrap=10)
+    odd = mvm_rows(known + [("alpha", "beta", "pro")] * 2)
+    odd.loc[odd.index[-2:], "winner"] = ["", "proponent"]
+    results = report.analyze({"persuasion_dialogues": odd}, "C", bootstrap=10)
+    assert results["warnings"] == [
+        "2 dialogues won without a side in `winner` (pro or con): counted as won in the outcomes, "
+        "left out of every agent's record and of the rankings."
+    ]
+    records = {a["agent"]: (a["won"], a["lost"]) for a in results["agents"]}
+    assert (
+        records
+        == {a["agent"]: (a["won"], a["lost"]) for a in whole["agents"]}
+        == {
+            "alpha": (3, 2),
+            "beta": (2, 3),
+        }
+    )
+    assert results["logical_ranking"] == whole["logical_ranking"]
+    assert results["outcomes"]["overall"]["win"] == 7 and whole["warnings"] == []
+
+
+@pytest.mark.parametrize(
+    ("table_name", "rename", "message"),
+    [
+        ("persuasion_dialogues", {"outcome": "Outcome", "status": "Status"}, "there is 'Status'"),
+        ("persuasion_moves", {"author": "Author"}, "'persuasion_moves' has no column 'author'"),
+        ("persuasion_moves", {"kind": "move"}, "'persuasion_moves' has no column 'kind'"),
+    ],
+)
+def test_design_c_without_the_columns_its_figures_need_is_refused(table_name, rename, message):
+    """Headers a spreadsheet re-capitalised made every dialogue open and every sentence of an
+    unknown author, without a word; designs A, B and D refuse such files."""
+    tables = {
+        "persuasion_dialogues": mvm_rows([("alpha", "beta", "pro")]),
+        "persuasion_moves": moves_of([("agent", "claim")]),
+    }
+    tables[table_name] = tables[table_name].rename(columns=rename)
+    with pytest.raises(ValueError, match=message):
+        report.analyze(tables, "C", bootstrap=10)

@@ -397,6 +397,12 @@ def read_csv(path: Path) -> pd.DataFrame:
     text = raw.fillna("").apply(lambda column: column.str.strip()).to_numpy(dtype=object)
     names = next(csv.reader([header], delimiter=separator), [])
     names = [n.strip() for n in names] if len(names) == raw.shape[1] else list(raw.columns)
+    twice = sorted({n for n in names if names.count(n) > 1 and n})
+    if twice:  # which of the two would count? (pandas renames the second 'valid.1'; padded ones collided)
+        raise ValueError(
+            f"{path.name} has two columns named {twice[0]!r} (spaces around a name aside): keep one, "
+            "as exported"
+        )
     repeated = (text == np.array(names, dtype=object)).all(axis=1) if len(raw) else np.zeros(0, bool)
     if repeated.any():
         notes.append(

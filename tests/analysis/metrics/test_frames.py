@@ -509,3 +509,12 @@ def test_an_id_that_is_not_a_whole_number_is_refused_by_table_and_column():
         persuasion.typed("persuasion_dialogues", pd.DataFrame({"pro_participant_id": [1.5]}))
     with pytest.raises(ValueError, match="not a number"):
         frames.typed("participants", pd.DataFrame({"participant_id": ["P-12"]}))
+
+
+@pytest.mark.parametrize("second", ["valid ", "valid"])
+def test_a_column_named_twice_is_refused_by_name(tmp_path, second):
+    """'valid ' beside 'valid' collided once the names were stripped (an AttributeError
+    traceback); 'valid' twice had its second copy silently renamed 'valid.1' by pandas."""
+    (tmp_path / "comparisons.csv").write_text(f"participant_id,valid,{second}\n1,1,0\n")
+    with pytest.raises(ValueError, match="comparisons.csv has two columns named 'valid'"):
+        frames.read_tables(tmp_path)

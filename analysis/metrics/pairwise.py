@@ -29,7 +29,8 @@ DEFAULT_AGE_EDGES = (18, 31, 41, 51, 61, 71)
 
 def valid_comparisons(comparisons: pd.DataFrame, participants: pd.DataFrame | None = None) -> pd.DataFrame:
     require(comparisons, "comparisons", REQUIRED, "design D")
-    if "valid" in comparisons.columns:
+    said = comparisons["valid"].notna().to_numpy() if "valid" in comparisons.columns else None
+    if said is not None and said.any():
         keep = flag(comparisons["valid"]).to_numpy(copy=True)
         # The export's `valid` was true of the participant then; an exclusion made since in
         # participants.csv (or in these rows) counts too, as it does in the exclusion flow.
@@ -38,16 +39,30 @@ def valid_comparisons(comparisons: pd.DataFrame, participants: pd.DataFrame | No
             keep &= analysable(comparisons, "comparisons", participants, unsaid_counts=True)
         except ValueError:
             pass
+        if not said.all():
+            # Rows with `valid` blank: an export without the column merged with one that has it
+            # (blank counted as invalid had dropped that whole study); they get the rule.
+            try:
+                keep = np.where(said, keep, _by_the_rule(comparisons, participants))
+            except ValueError:  # nothing to apply the rule to: a blank `valid` does not count
+                pass
     else:
-        keep = analysable(comparisons, "comparisons", participants)
-        if "is_check" in comparisons.columns:
-            keep &= ~flag(comparisons["is_check"]).to_numpy()
+        keep = _by_the_rule(comparisons, participants)
     winner = comparisons["winner"].astype(str)
     keep &= winner.isin(list(ranking.WINNERS)).to_numpy()
     keep &= (
         comparisons["interlocutor_1"].notna().to_numpy() & comparisons["interlocutor_2"].notna().to_numpy()
     )
     return comparisons[keep].reset_index(drop=True)
+
+
+def _by_the_rule(comparisons: pd.DataFrame, participants: pd.DataFrame | None) -> np.ndarray:
+    """Which answers count without an exported `valid`: a real instance, answered by a
+    completed, non-excluded annotator."""
+    keep = analysable(comparisons, "comparisons", participants)
+    if "is_check" in comparisons.columns:
+        keep &= ~flag(comparisons["is_check"]).to_numpy()
+    return keep
 
 
 def interlocutors(comparisons: pd.DataFrame) -> list[str]:

@@ -817,7 +817,11 @@ def _design_d(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
     participants = frames.get("participants")
     responses = frames.get("responses")
     df = pairwise.valid_comparisons(comparisons, participants)
-    labels = pairwise.interlocutors(comparisons)
+    # Ranked: the interlocutors of the comparisons that count. One whose every comparison was
+    # left out (its annotators excluded, say) had a rank and an interval from the
+    # regularisation alone; it is named in the warnings instead.
+    labels = pairwise.interlocutors(df)
+    unranked = sorted(set(pairwise.interlocutors(comparisons)) - set(labels))
     alpha = float(options["alpha"])
     main = pairwise.strengths_with_intervals(df, labels, bootstrap, rng, alpha)
     global_ranks = {name: main["strengths"][name]["rank"] for name in labels}
@@ -835,6 +839,12 @@ def _design_d(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
             f"The comparisons fall into {len(main['groups'])} groups never compared with each other "
             f"({groups}): the ranking orders each group within itself, and says nothing of one "
             "group's interlocutors against another's."
+        )
+    if unranked:
+        warnings.append(
+            f"Not ranked: {', '.join(unranked)}, in no comparison that counts (every one of "
+            f"{'its' if len(unranked) == 1 else 'their'} comparisons is invalid, a check, or of an "
+            "excluded or unfinished annotator)."
         )
     apart = [
         n

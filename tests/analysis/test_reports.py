@@ -7,6 +7,7 @@ import io
 import json
 from datetime import timedelta
 
+import pandas as pd
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
@@ -258,3 +259,40 @@ def test_codes_the_export_never_writes_are_counted_in_the_warnings(tmp_path):
         "(for example 'a'; it writes 1, 2 or tie): no figure counts them as any of those."
     )
     assert "3 rows with a value the export never writes" in (tmp_path / "out" / "report.html").read_text()
+
+
+def test_a_study_exported_without_valid_merged_with_one_that_has_it_counts_by_the_rule(tmp_path):
+    """Two design-D studies' comparisons concatenated, one exported without `valid`: its blank
+    cells were read as invalid and the whole study vanished from the ranking. They get the rule
+    the column stands for (a real instance, a completed, non-excluded annotator)."""
+    from analysis.metrics import synthetic
+
+    one, two = synthetic.synthetic_d(300, 5, seed=1), synthetic.synthetic_d(300, 5, seed=2)
+    for name in one:
+        merged = pd.concat([one[name].assign(study="s1"), two[name].assign(study="s2")], ignore_index=True)
+        merged.to_csv(tmp_path / f"{name}.csv", index=False)
+    whole = build_report(tmp_path, tmp_path / "whole", "D", bootstrap=20)
+    comparisons = pd.read_csv(tmp_path / "comparisons.csv", dtype=str, keep_default_na=False)
+    comparisons.loc[comparisons["study"] == "s2", "valid"] = ""
+    comparisons.to_csv(tmp_path / "comparisons.csv", index=False)
+    blanked = build_report(tmp_path, tmp_path / "blanked", "D", bootstrap=20)
+    assert blanked["n"] == whole["n"] and blanked["strengths"] == whole["strengths"]
+
+
+def test_an_interlocutor_in_no_comparison_that_counts_is_not_ranked_and_is_named(tmp_path):
+    """Its every comparison invalid (its annotators excluded, say), it was ranked with an
+    interval from the regularisation alone, without a word."""
+    from analysis.metrics import synthetic
+
+    tables = synthetic.synthetic_d(300, 5, seed=1)
+    comparisons = tables["comparisons"].copy()
+    gone = sorted(set(comparisons["interlocutor_1"].dropna()))[0]
+    theirs = (comparisons["interlocutor_1"] == gone) | (comparisons["interlocutor_2"] == gone)
+    comparisons.loc[theirs, "valid"] = "0"
+    tables["comparisons"] = comparisons
+    for name, frame in tables.items():
+        frame.to_csv(tmp_path / f"{name}.csv", index=False)
+    results = build_report(tmp_path, tmp_path / "out", "D", bootstrap=20)
+    assert gone not in results["ranking"] and gone not in results["strengths"]
+    assert len(results["ranking"]) == len(set(comparisons["interlocutor_1"].dropna())) - 1
+    assert any(w.startswith(f"Not ranked: {gone}, in no comparison that counts") for w in results["warnings"])

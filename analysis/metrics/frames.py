@@ -298,7 +298,53 @@ def read_tables(folder: str | Path) -> dict[str, pd.DataFrame]:
             tables[name] = typed(name, read_csv(path))
     if "participants" in tables:
         one_row_each(tables["participants"], "participants.csv")
+    _studies_agree(tables)
     return tables
+
+
+def _studies_agree(tables: Mapping[str, pd.DataFrame]) -> None:
+    """Raise a ValueError when the tables of several studies cannot be joined by study: a table
+    without `study` (or with rows without one) beside another that holds two or more studies,
+    or a study that participants.csv does not list. Participant ids start again in each
+    study, so those rows were joined to whichever study's participant had their id: their
+    status, exclusions and answers (a merged design A analysed 131 of 268 participants)."""
+    studies = {
+        name: set(df["study"].dropna())
+        for name, df in tables.items()
+        if "participant_id" in df.columns and "study" in df.columns
+    }
+    several = next((name for name, found in studies.items() if len(found) > 1), None)
+    if several is None:
+        return
+    for name, df in tables.items():
+        if "participant_id" not in df.columns or df.empty:
+            continue
+        without = len(df) if "study" not in df.columns else int(df["study"].isna().sum())
+        if without:
+            rows = (
+                "has no `study` column"
+                if "study" not in df.columns
+                else f"has {_count(without, 'row')} without a study"
+            )
+            raise ValueError(
+                f"{name}.csv {rows}, while {several}.csv holds {len(studies[several])} studies "
+                f"({', '.join(sorted(studies[several])[:4])}): participant ids start again in each study, "
+                "so its rows cannot be joined to their participants. Merge the files as exported, "
+                "every row with its study, or analyse one study at a time."
+            )
+    listed = studies.get("participants")
+    if listed is None:
+        return
+    for name, found in studies.items():
+        unlisted = sorted(found - listed)
+        if unlisted:
+            alike = [s for s in listed if s.lower() == unlisted[0].lower()]
+            hint = f" (it lists {alike[0]!r}: spelled alike, the same study?)" if alike else ""
+            raise ValueError(
+                f"{name}.csv has rows of study {unlisted[0]!r}, which participants.csv does not list"
+                f"{hint}: its rows would not be joined to their participants. Use one spelling per "
+                "study, and participants.csv of every study analysed."
+            )
 
 
 def one_row_each(

@@ -518,3 +518,43 @@ def test_a_column_named_twice_is_refused_by_name(tmp_path, second):
     (tmp_path / "comparisons.csv").write_text(f"participant_id,valid,{second}\n1,1,0\n")
     with pytest.raises(ValueError, match="comparisons.csv has two columns named 'valid'"):
         frames.read_tables(tmp_path)
+
+
+def _two_studies(tmp_path, edit=None):
+    one, two = synthetic.synthetic_a(20, seed=0), synthetic.synthetic_a(20, seed=1)
+    for name in one:
+        merged = pd.concat([one[name].assign(study="s1"), two[name].assign(study="s2")], ignore_index=True)
+        if edit:
+            merged = edit(name, merged)
+        merged.to_csv(tmp_path / f"{name}.csv", index=False)
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            lambda name, df: df.drop(columns=["study"]) if name == "judgements" else df,
+            r"judgements.csv has no `study` column, while participants.csv holds 2 studies \(s1, s2\)",
+        ),
+        (
+            lambda name, df: (
+                df.assign(study=df["study"].where(df["study"] == "s1")) if name == "responses" else df
+            ),
+            r"responses.csv has \d+ rows without a study, while participants.csv holds 2 studies",
+        ),
+        (
+            lambda name, df: df.assign(study=df["study"].replace("s2", "S2")) if name == "judgements" else df,
+            r"judgements.csv has rows of study 'S2', which participants.csv does not list \(it lists 's2'",
+        ),
+    ],
+    ids=["a table without study", "rows without study", "a study spelled otherwise"],
+)
+def test_tables_of_several_studies_that_cannot_be_joined_by_study_are_refused(tmp_path, edit, message):
+    """Participant ids start again in each study: a table of merged studies without its study
+    was joined by id alone, to whichever study's participant had the id (their status,
+    exclusions and answers), silently."""
+    _two_studies(tmp_path)
+    assert {"s1", "s2"} == set(frames.read_tables(tmp_path)["judgements"]["study"])  # as exported: read
+    _two_studies(tmp_path, edit)
+    with pytest.raises(ValueError, match=message):
+        frames.read_tables(tmp_path)

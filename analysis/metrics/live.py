@@ -41,6 +41,7 @@ from analysis.metrics.intervals import logit_difference, proportion
 REQUIRED = ("participant_id", "protocol", "initial_correct", "final_correct")
 ALL = "all"
 NO_GROUP = "(no group)"
+ANSWERS = ("true", "false")  # initial_answer, final_answer as exported
 TRANSITIONS = (("CC", True, True), ("CI", True, False), ("IC", False, True), ("II", False, False))
 TRANSITION_TITLES = {
     "CC": "correct → correct",
@@ -194,10 +195,16 @@ def confidence_shift(df: pd.DataFrame) -> list[dict]:
             cell["initial_confidence"], cell["initial_correct"]
         )
         shift = shift[~np.isnan(shift)]
+        # Over the sessions with both answers, each true or false: a blank or foreign answer
+        # (said among the warnings) was counted as a change of answer.
         if {"initial_answer", "final_answer"} <= set(cell.columns):
-            changed = (cell["initial_answer"].astype(str) != cell["final_answer"].astype(str)).to_numpy()
+            before, after = cell["initial_answer"], cell["final_answer"]
+            known = (before.isin(ANSWERS) & after.isin(ANSWERS)).to_numpy(dtype=bool)
+            changed = (before.astype(str) != after.astype(str)).to_numpy()[known]
         else:
-            changed = _bool(cell["initial_correct"]) != _bool(cell["final_correct"])
+            before, after = cell["initial_correct"], cell["final_correct"]
+            known = (before.notna() & after.notna()).to_numpy(dtype=bool)
+            changed = (_bool(before) != _bool(after))[known]
         entry = {
             "protocol": protocol,
             "group": group,

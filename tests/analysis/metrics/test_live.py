@@ -110,6 +110,20 @@ def test_truth_aligned_confidence_shift_by_hand():
     assert (debate["changed"]["k"], debate["changed"]["n"]) == (2, 3)
 
 
+def test_a_change_of_answer_counts_only_between_two_answers():
+    """A blank or foreign answer is no change of answer (it counted as one: Table 2's
+    "% changed" rose with every blanked cell)."""
+    df = sessions(SMALL)
+    before = {(r["protocol"], r["group"]): r["changed"] for r in live.confidence_shift(df)}
+    blanked = df.copy()
+    first = blanked.index[blanked["protocol"] == "debate"][0]
+    blanked["final_answer"] = blanked["final_answer"].astype(object)
+    blanked.loc[first, "final_answer"] = None
+    after = {(r["protocol"], r["group"]): r["changed"] for r in live.confidence_shift(blanked)}
+    assert (before[("debate", "all")]["k"], before[("debate", "all")]["n"]) == (2, 3)
+    assert (after[("debate", "all")]["k"], after[("debate", "all")]["n"]) == (2, 2)
+
+
 def test_accuracy_before_and_after_matches_a_direct_count():
     tables = synthetic.synthetic_b(n_participants=200, seed=4)
     raw = tables["claim_judgements"]

@@ -299,7 +299,43 @@ def read_tables(folder: str | Path) -> dict[str, pd.DataFrame]:
     if "participants" in tables:
         one_row_each(tables["participants"], "participants.csv")
     _studies_agree(tables)
+    for name, key in _ROW_KEYS.items():
+        if name in tables:
+            _one_row_per_key(tables[name], name, key)
     return tables
+
+
+# What makes a row of these tables one of its kind (the database's unique constraints: a
+# judgement per participant and dialogue, a live session per participant and step, a
+# comparison per participant, step and order).
+_ROW_KEYS = {
+    "judgements": ("participant_id", "dialogue"),
+    "claim_judgements": ("participant_id", "position"),
+    "comparisons": ("participant_id", "instance_set", "instance", "order"),
+}
+
+
+def _one_row_per_key(df: pd.DataFrame, name: str, key: tuple[str, ...]) -> None:
+    """Raise a ValueError when two rows share their key but differ elsewhere (rows the same in
+    every cell were dropped at reading): a file joined in twice with an edit in between was
+    counted twice (design A's analysed judgements 131 -> 149)."""
+    if not set(key) <= set(df.columns):
+        return
+    columns = [*key, "study"] if "study" in df.columns else list(key)
+    listed = df.dropna(subset=list(key))
+    keys = listed[columns].astype(str).agg("\x1f".join, axis=1)
+    twice = keys.duplicated(keep=False)
+    if not twice.any():
+        return
+    rows = listed[keys == keys[twice].iloc[0]]
+    differing = [c for i, c in enumerate(rows.columns) if rows.iloc[:, i].astype(str).nunique() > 1]
+    first = rows.iloc[0]
+    which = ", ".join(f"{c} {first[c]}" for c in key[1:])
+    raise ValueError(
+        f"{name}.csv has {_count(len(rows), 'row')} for participant {first['participant_id']} ({which}) "
+        f"with different values (in {', '.join(differing[:5])}), where the export writes one: likely "
+        "the file joined in twice, edited in between. Keep one."
+    )
 
 
 def _studies_agree(tables: Mapping[str, pd.DataFrame]) -> None:

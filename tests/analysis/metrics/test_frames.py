@@ -558,3 +558,27 @@ def test_tables_of_several_studies_that_cannot_be_joined_by_study_are_refused(tm
     _two_studies(tmp_path, edit)
     with pytest.raises(ValueError, match=message):
         frames.read_tables(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("make", "table", "column"),
+    [
+        (lambda: synthetic.synthetic_a(40, seed=0), "judgements", "confidence"),
+        (lambda: synthetic.synthetic_b(30, seed=0), "claim_judgements", "final_confidence"),
+        (lambda: synthetic.synthetic_d(60, 5, seed=0), "comparisons", "seconds"),
+    ],
+)
+def test_a_table_joined_in_twice_with_an_edit_in_between_is_refused(tmp_path, make, table, column):
+    """Rows the same in every cell are dropped; rows that share what makes them one of a kind
+    (a participant's judgement of a dialogue, live session of a step, comparison of an order)
+    but differ elsewhere were all counted, the participant twice."""
+    tables = make()
+    for name, frame in tables.items():
+        frame.to_csv(tmp_path / f"{name}.csv", index=False)
+    read = frames.read_tables(tmp_path)[table]
+    assert set(frames._ROW_KEYS[table]) <= set(read.columns)  # the export's shape has the key
+    edited = tables[table].iloc[:3].copy()
+    edited[column] = edited[column].map(lambda v: "51" if str(v) != "51" else "52")
+    pd.concat([tables[table], edited]).to_csv(tmp_path / f"{table}.csv", index=False)
+    with pytest.raises(ValueError, match=rf"{table}.csv has 2 rows for participant .* \(in {column}\)"):
+        frames.read_tables(tmp_path)

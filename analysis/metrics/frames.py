@@ -485,7 +485,24 @@ def read_csv(path: Path) -> pd.DataFrame:
             f"{path.name} has two columns named {twice[0]!r} (spaces around a name aside): keep one, "
             "as exported"
         )
-    repeated = (text == np.array(names, dtype=object)).all(axis=1) if len(raw) else np.zeros(0, bool)
+    # Another file's header: as this one's, or with its own byte-order mark (two "CSV UTF-8"
+    # files joined one after another).
+    bare = np.vectorize(lambda cell: cell.lstrip("\ufeff"), otypes=[object])(text) if text.size else text
+    repeated = (bare == np.array(names, dtype=object)).all(axis=1) if len(raw) else np.zeros(0, bool)
+    if len(raw):
+        known = set(names) - {""}
+        header_like = np.array([sum(cell in known for cell in row) for row in bare]) >= max(
+            2, len(known) // 2
+        )
+        shuffled = header_like & ~repeated
+        if shuffled.any():
+            line = int(np.flatnonzero(shuffled)[0]) + 2 + (1 if declared else 0)
+            raise ValueError(
+                f"{path.name}: row {line} holds column names in another order or of other columns: "
+                "files of different shapes joined one after another, whose rows below it do not "
+                "line up with the columns. Join the files by column name (or export them again "
+                "together)."
+            )
     if repeated.any():
         notes.append(
             f"{path.name}: {_count(int(repeated.sum()), 'row')} repeating the column names (files joined one "
@@ -902,6 +919,7 @@ def _to_flag(series: pd.Series) -> pd.Series:
     return pd.Series([one(v) for v in series.astype(object)], index=series.index, dtype="boolean")
 
 
+_THOUSANDS_COMMA = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+$")
 _DECIMAL_COMMA = re.compile(r"^[+-]?\d+(?:,\d+)?$")
 # Digits grouped in threes by spaces, as a spreadsheet in many languages writes them: 1 469,
 # 12 345 678.5, with a plain, non-breaking or narrow non-breaking space.
@@ -929,7 +947,12 @@ def _to_number(series: pd.Series, kind: str) -> pd.Series:
             lambda v: re.sub(r"[ \u00a0\u202f]", "", v) if isinstance(v, str) and _SPACED.match(v) else v
         )
         values = text.dropna().astype(str)
-        if (
+        commas = values[values.str.contains(",", regex=False)]
+        if kind == "int" and len(commas) and commas.map(lambda v: bool(_THOUSANDS_COMMA.match(v))).all():
+            # A whole-number column a spreadsheet wrote with thousands separators (1,001): the
+            # export's whole numbers have no decimals to write (read as 1.001, instances merged).
+            text = text.map(lambda v: v.replace(",", "") if isinstance(v, str) else v)
+        elif (
             values.str.contains(",", regex=False).any()
             and values.map(lambda v: bool(_DECIMAL_COMMA.match(v))).all()
         ):

@@ -582,3 +582,28 @@ def test_a_table_joined_in_twice_with_an_edit_in_between_is_refused(tmp_path, ma
     pd.concat([tables[table], edited]).to_csv(tmp_path / f"{table}.csv", index=False)
     with pytest.raises(ValueError, match=rf"{table}.csv has 2 rows for participant .* \(in {column}\)"):
         frames.read_tables(tmp_path)
+
+
+def test_files_joined_with_a_byte_order_mark_or_in_another_column_order(tmp_path):
+    """Two 'CSV UTF-8' files joined: the second header, behind its byte-order mark, is dropped
+    like any repeated header. Two files whose columns are in another order: refused at the row
+    where the second begins (it was 'not a number: participant_id')."""
+    judgements = synthetic.synthetic_a(20, seed=0)["judgements"]
+    text = judgements.to_csv(index=False)
+    (tmp_path / "judgements.csv").write_text("\ufeff" + text + "\ufeff" + text, encoding="utf-8")
+    read = frames.read_tables(tmp_path)["judgements"]
+    assert len(read) == len(judgements)  # the second copy: its header dropped, its rows the same
+    assert any("repeating the column names" in note for note in read.attrs["notes"])
+    other = judgements.iloc[10:][judgements.columns[::-1]].to_csv(index=False)
+    (tmp_path / "judgements.csv").write_text(judgements.iloc[:10].to_csv(index=False) + other)
+    with pytest.raises(ValueError, match="judgements.csv: row 12 holds column names in another order"):
+        frames.read_tables(tmp_path)
+
+
+def test_whole_numbers_with_thousands_commas_are_read_as_such_and_decimals_with_a_comma_too():
+    instances = frames.typed("comparisons", pd.DataFrame({"instance": ["1,001", "1,090", "12"]}))
+    assert instances["instance"].tolist() == [1001, 1090, 12]  # was 1.001 and 1.09
+    seconds = frames.typed("comparisons", pd.DataFrame({"seconds": ["1,001", "2,5"]}))
+    assert seconds["seconds"].tolist() == [1.001, 2.5]  # a fraction column keeps its decimal comma
+    with pytest.raises(ValueError, match="not a whole number"):
+        frames.typed("responses", pd.DataFrame({"participant_id": ["1,5"]}))

@@ -332,6 +332,7 @@ def move_distribution(moves: pd.DataFrame) -> dict:
     # has a row per kind and a column per author.
     extra = sorted(set(kind[legal & (kind != "")]) - set(KINDS))
     by_author, kinds = [], []
+    turn_key = ["study", "dialogue_id", "turn"] if uses_study(moves) else ["dialogue_id", "turn"]
     for a in present:
         mine = author == a
         counted = mine & legal & (kind != "")
@@ -346,7 +347,7 @@ def move_distribution(moves: pd.DataFrame) -> dict:
                 "fallback": int((mine & fallback).sum()),
                 "refused_share": proportion(int((mine & ~legal).sum()), int(mine.sum())),
                 "turns": int(
-                    moves.loc[mine, ["dialogue_id", "turn"]].drop_duplicates().shape[0]
+                    moves.loc[mine, turn_key].drop_duplicates().shape[0]
                     if {"dialogue_id", "turn"} <= set(moves.columns)
                     else 0
                 ),

@@ -1016,6 +1016,11 @@ def _tables_d(r: dict, reference_names: list[str], alpha: float, bootstrap: int)
 # --- design C --------------------------------------------------------------------------------
 
 
+def _dialogue_keys(df: pd.DataFrame, by_study: bool) -> pd.Series:
+    ids = df["dialogue_id"].astype("string").fillna("")
+    return (df["study"].astype("string").fillna("") + "\x1f" + ids if by_study else ids).astype(str)
+
+
 def _require_c(dialogues: pd.DataFrame, moves: pd.DataFrame | None) -> None:
     """The columns without which design C's figures would come out empty rather than wrong-
     looking: how each dialogue ended, and who wrote each sentence and what move it made (a
@@ -1041,7 +1046,9 @@ def _design_c(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
     if options["exclude_excluded_participants"]:
         df, dropped = persuasion.exclude_excluded(every, participants)
     if moves is not None and dropped and "dialogue_id" in moves.columns and "dialogue_id" in df.columns:
-        moves = moves[moves["dialogue_id"].isin(df["dialogue_id"])]
+        by_study = uses_study(moves, df)  # dialogue ids start again in each study
+        kept = set(_dialogue_keys(df, by_study))
+        moves = moves[_dialogue_keys(moves, by_study).isin(kept).to_numpy()]
     _require_c(every, moves)
     warnings = []
     unnamed = persuasion.wins_without_winner(df)

@@ -337,3 +337,28 @@ def test_design_c_without_the_columns_its_figures_need_is_refused(table_name, re
     tables[table_name] = tables[table_name].rename(columns=rename)
     with pytest.raises(ValueError, match=message):
         report.analyze(tables, "C", bootstrap=10)
+
+
+def test_two_studies_moves_merged_count_each_studys_turns():
+    """Dialogue ids start again in each study: turns were counted by (dialogue, turn) alone, so
+    two studies' merged moves had half their turns."""
+    moves = moves_of([("human", "claim"), ("agent", "why"), ("human", "claim")])
+    one = report.analyze(
+        {"persuasion_dialogues": mvm_rows([("alpha", "beta", "pro")]), "persuasion_moves": moves},
+        "C",
+        bootstrap=10,
+    )
+    both = report.analyze(
+        {
+            "persuasion_dialogues": pd.concat(
+                [mvm_rows([("alpha", "beta", "pro")]).assign(study=s) for s in ("s1", "s2")],
+                ignore_index=True,
+            ),
+            "persuasion_moves": pd.concat([moves.assign(study=s) for s in ("s1", "s2")], ignore_index=True),
+        },
+        "C",
+        bootstrap=10,
+    )
+    turns = {a["author"]: a["turns"] for a in one["moves"]["by_author"]}
+    assert turns == {"human": 2, "agent": 1}
+    assert {a["author"]: a["turns"] for a in both["moves"]["by_author"]} == {"human": 4, "agent": 2}

@@ -67,9 +67,28 @@ def analysed_judgements(judgements: pd.DataFrame, participants: pd.DataFrame | N
     """The judgements that count: completed, non-excluded participants, with a choice."""
     require(judgements, "judgements", REQUIRED, "design A")
     keep = analysable(judgements, "judgements", participants)
-    df = judgements[keep]
+    df = _derived(judgements[keep])
     df = df[df["chose_a"].notna() & df["signed_active_side"].notna()]
     return df.reset_index(drop=True)
+
+
+def _derived(df: pd.DataFrame) -> pd.DataFrame:
+    """`signed_active_side` and `chose_a` where blank, from what the codebook says they stand
+    for: +1 a bias on side A, -1 on B, 0 none; 1 the participant chose A. Blank where a study
+    exported without them was merged with one that has them: that study's every judgement had
+    been left out."""
+    out = df.copy()
+    if "active_side_letter" in out.columns and out["signed_active_side"].isna().any():
+        signed = out["active_side_letter"].map({"A": 1, "B": -1}).astype("Float64")
+        if "active_side" in out.columns:
+            signed = signed.mask(out["active_side"].eq("none").fillna(False).astype(bool), 0)
+        out["signed_active_side"] = out["signed_active_side"].astype("Float64").fillna(signed)
+        if (out["signed_active_side"].dropna() % 1 == 0).all():
+            out["signed_active_side"] = out["signed_active_side"].astype("Int64")
+    if "chosen_side" in out.columns and out["chose_a"].isna().any():
+        chose = out["chosen_side"].map({"A": True, "B": False}).astype("boolean")
+        out["chose_a"] = out["chose_a"].astype("boolean").fillna(chose)
+    return out
 
 
 def biases_in(df: pd.DataFrame) -> list[str]:

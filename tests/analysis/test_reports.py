@@ -296,3 +296,30 @@ def test_an_interlocutor_in_no_comparison_that_counts_is_not_ranked_and_is_named
     assert gone not in results["ranking"] and gone not in results["strengths"]
     assert len(results["ranking"]) == len(set(comparisons["interlocutor_1"].dropna())) - 1
     assert any(w.startswith(f"Not ranked: {gone}, in no comparison that counts") for w in results["warnings"])
+
+
+def test_a_study_exported_without_the_derived_columns_merged_with_one_that_has_them(tmp_path):
+    """Design A: `signed_active_side` and `chose_a` blank for one merged study (exported
+    without them) are what the codebook says they stand for, from the side letters; every
+    judgement of that study had been left out, silently."""
+    from analysis.metrics import synthetic
+
+    one, two = synthetic.synthetic_a(60, seed=1), synthetic.synthetic_a(60, seed=2)
+
+    def write(blank: bool) -> None:
+        for name in one:
+            second = two[name].assign(study="s2")
+            if blank and name == "judgements":
+                second = second.assign(signed_active_side="", chose_a="")
+            merged = pd.concat([one[name].assign(study="s1"), second], ignore_index=True)
+            merged.to_csv(tmp_path / f"{name}.csv", index=False)
+
+    write(blank=False)
+    whole = build_report(tmp_path, tmp_path / "whole", "A", bootstrap=20)
+    write(blank=True)
+    blanked = build_report(tmp_path, tmp_path / "blanked", "A", bootstrap=20)
+    assert blanked["n"] == whole["n"] and blanked["n"]["analysed"] > 60
+    same = ("choose_a_by_location", "accuracy")
+    assert json.loads(json.dumps([blanked.get(k) for k in same])) == json.loads(
+        json.dumps([whole.get(k) for k in same])
+    )

@@ -554,8 +554,36 @@ def typed_by(
     for column, kind in schemas[table].items():
         if column in out.columns:
             out[column] = _convert(out[column], kind, table, column, notes)
+            if column in _LABELS and kind == "str":
+                _alike(out[column], table, column, notes)
     out.attrs["notes"] = notes
     return out
+
+
+# Text columns whose values name groups the figures count apart: conditions, belief groups,
+# interlocutors, agents, judges.
+_LABELS = {
+    "condition", "case", "variant", "group", "domain", "topic", "instance_set",
+    "interlocutor_1", "interlocutor_2", "winner_interlocutor", "pro_agent", "con_agent", "judge",
+}  # fmt: skip
+
+
+def _alike(values: pd.Series, table: str, column: str, notes: list[str]) -> None:
+    """Say when a label column has values that differ only in case or spaces ('Mainstream' and
+    'mainstream'): they are counted as two groups, as written; likely one, typed twice."""
+    present = pd.Series(values.dropna().astype(str).unique())
+    if len(present) < 2:
+        return
+    folded = present.str.lower().str.replace(r"\s+", " ", regex=True)
+    clash = present[folded.duplicated(keep=False)]
+    if len(clash):
+        first = folded[clash.index[0]]
+        spellings = sorted(present[folded == first])
+        notes.append(
+            f"{table}.csv, column {column!r}: values that differ only in case or spaces "
+            f"({' and '.join(repr(v) for v in spellings[:3])}) are counted as different groups; "
+            "write one the same way everywhere if they are one."
+        )
 
 
 def notes_of(tables: Mapping[str, pd.DataFrame]) -> list[str]:

@@ -607,3 +607,17 @@ def test_whole_numbers_with_thousands_commas_are_read_as_such_and_decimals_with_
     assert seconds["seconds"].tolist() == [1.001, 2.5]  # a fraction column keeps its decimal comma
     with pytest.raises(ValueError, match="not a whole number"):
         frames.typed("responses", pd.DataFrame({"participant_id": ["1,5"]}))
+
+
+def test_labels_that_differ_only_in_case_are_said():
+    """'Mainstream' beside 'mainstream' made four belief groups of two, silently; they are
+    still counted apart (names may differ on purpose), but the report says so."""
+    rows = frames.typed(
+        "claim_judgements",
+        pd.DataFrame({"group": ["Mainstream", "mainstream", "skeptical", None], "claim": ["A", "a"] * 2}),
+    )
+    assert rows["group"].tolist()[:3] == ["Mainstream", "mainstream", "skeptical"]
+    assert frames.notes_of({"c": rows}) == [
+        "claim_judgements.csv, column 'group': values that differ only in case or spaces ('Mainstream' and "
+        "'mainstream') are counted as different groups; write one the same way everywhere if they are one."
+    ]  # a claim's text is no group: not said

@@ -268,15 +268,26 @@ def detection_levels(df: pd.DataFrame) -> pd.DataFrame | None:
     from the export's *_correct flags, or derived from the raw answers."""
 
     def level(flag_column: str, derive):
-        if flag_column in df.columns:
-            return flag(df[flag_column]).to_numpy()
-        return derive()
+        if flag_column not in df.columns:
+            return derive()
+        given = df[flag_column].astype("boolean")
+        if given.isna().any():
+            # Blank where a study exported without the flag was merged with one that has it:
+            # derived from the raw answers where they are there (blank had read as "missed").
+            try:
+                derived = pd.Series(derive(), index=df.index, dtype="boolean")
+            except (KeyError, TypeError, ValueError):
+                derived = None
+            if derived is not None:
+                given = given.fillna(derived)
+        return given.fillna(False).to_numpy(dtype=bool)
 
     if not ("bias_presence_correct" in df.columns or "bias_present" in df.columns):
         return None
     biased = (df["signed_active_side"] != 0).to_numpy()
     said_yes = (df["bias_present"].astype(str) == "yes").to_numpy() if "bias_present" in df.columns else None
-    presence = level("bias_presence_correct", lambda: said_yes == biased)
+    unknown = set()  # levels no column tells: counted as None, not as nobody detecting
+    presence = level("bias_presence_correct", lambda: said_yes == biased if said_yes is not None else None)
     if "bias_side_correct" in df.columns or (
         "active_side_letter" in df.columns and "bias_side" in df.columns
     ):
@@ -286,6 +297,7 @@ def detection_levels(df: pd.DataFrame) -> pd.DataFrame | None:
         )
     else:
         side = np.zeros(len(df), dtype=bool)
+        unknown |= {"side", "type"}
     if "bias_type_correct" in df.columns or "bias_type" in df.columns:
         kind = level(
             "bias_type_correct",
@@ -293,13 +305,18 @@ def detection_levels(df: pd.DataFrame) -> pd.DataFrame | None:
         )
     else:
         kind = np.zeros(len(df), dtype=bool)
+        unknown.add("type")
+    if said_yes is None:
+        unknown.add("false_alarm")
     presence = presence & biased
     side = presence & side
     kind = side & kind
     false_alarm = (said_yes & ~biased) if said_yes is not None else np.zeros(len(df), dtype=bool)
-    return pd.DataFrame(
+    levels = pd.DataFrame(
         {"presence": presence, "side": side, "type": kind, "false_alarm": false_alarm}, index=df.index
     )
+    levels.attrs["unknown"] = unknown
+    return levels
 
 
 def detection_cascade(df: pd.DataFrame, biases: list[str]) -> list[dict] | None:
@@ -310,11 +327,16 @@ def detection_cascade(df: pd.DataFrame, biases: list[str]) -> list[dict] | None:
         return None
     condition = df["condition"].astype(str)
     baseline = (df["signed_active_side"] == 0).to_numpy()
+    unknown = levels.attrs.get("unknown", set())
+
+    def count(level: str, mask) -> int | None:
+        return None if level in unknown else int(levels[level][mask].sum())
+
     rows = [
         {
             "condition": "baseline",
             "total": int(baseline.sum()),
-            "presence": int(levels["false_alarm"][baseline].sum()),
+            "presence": count("false_alarm", baseline),
             "side": None,
             "type": None,
         }
@@ -325,9 +347,9 @@ def detection_cascade(df: pd.DataFrame, biases: list[str]) -> list[dict] | None:
             {
                 "condition": bias,
                 "total": int(mask.sum()),
-                "presence": int(levels["presence"][mask].sum()),
-                "side": int(levels["side"][mask].sum()),
-                "type": int(levels["type"][mask].sum()),
+                "presence": count("presence", mask),
+                "side": count("side", mask),
+                "type": count("type", mask),
             }
         )
     return rows
@@ -343,7 +365,7 @@ def by_detection(df: pd.DataFrame, outcome: str) -> list[dict] | None:
     biased = (df["signed_active_side"] != 0).to_numpy()
     y = outcome_values(df, outcome)
     rows = []
-    for name in ("presence", "side", "type"):
+    for name in (n for n in ("presence", "side", "type") if n not in levels.attrs.get("unknown", ())):
         known = biased & ~np.isnan(y)
         met = levels[name].to_numpy() & known
         not_met = ~levels[name].to_numpy() & known
@@ -365,13 +387,18 @@ def by_detection(df: pd.DataFrame, outcome: str) -> list[dict] | None:
 def outcome_values(df: pd.DataFrame, outcome: str) -> np.ndarray:
     """A 0/1 outcome as floats with NaN where not applicable; "followed_bias" is derived from
     the chosen and biased sides when the column is absent."""
+    derived = None
+    if outcome == "followed_bias" and has(df, "chosen_side", "active_side_letter"):
+        biased = (df["signed_active_side"] != 0).to_numpy(dtype=bool)
+        same = (df["chosen_side"].astype(str) == df["active_side_letter"].astype(str)).to_numpy(dtype=float)
+        derived = np.where(biased, same, np.nan)
     if outcome in df.columns:
         s = df[outcome].astype("boolean")
-        return np.where(s.isna(), np.nan, s.fillna(False).astype(float))
-    if outcome == "followed_bias" and has(df, "chosen_side", "active_side_letter"):
-        biased = df["signed_active_side"] != 0
-        same = (df["chosen_side"].astype(str) == df["active_side_letter"].astype(str)).astype(float)
-        return np.where(biased, same, np.nan)
+        given = np.where(s.isna(), np.nan, s.fillna(False).astype(float))
+        # blank where a study exported without the column was merged with one that has it
+        return given if derived is None else np.where(np.isnan(given), derived, given)
+    if derived is not None:
+        return derived
     raise ValueError(f"table 'judgements' has no column {outcome!r}")
 
 

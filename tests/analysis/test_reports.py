@@ -323,3 +323,42 @@ def test_a_study_exported_without_the_derived_columns_merged_with_one_that_has_t
     assert json.loads(json.dumps([blanked.get(k) for k in same])) == json.loads(
         json.dumps([whole.get(k) for k in same])
     )
+
+
+def test_detection_flags_blank_for_one_merged_study_are_derived_and_missing_ones_unknown(tmp_path):
+    """Design A's *_correct and followed_bias flags blank for one merged study read as 'not
+    detected' (Table 43's detections halved); they come from the raw answers now. A level no
+    column tells (no bias_side at all) is None in Table 43, not 0 detections."""
+    from analysis.metrics import synthetic
+
+    one, two = synthetic.synthetic_a(60, seed=1), synthetic.synthetic_a(60, seed=2)
+    derived = ["followed_bias", "bias_presence_correct", "bias_side_correct", "bias_type_correct"]
+
+    def write(edit=None) -> None:
+        for name in one:
+            second = two[name].assign(study="s2")
+            if edit and name == "judgements":
+                second = edit(second)
+            pd.concat([one[name].assign(study="s1"), second], ignore_index=True).to_csv(
+                tmp_path / f"{name}.csv", index=False
+            )
+
+    write()
+    whole = build_report(tmp_path, tmp_path / "whole", "A", bootstrap=20)
+    write(lambda j: j.assign(**dict.fromkeys(derived, "")))
+    blanked = build_report(tmp_path, tmp_path / "blanked", "A", bootstrap=20)
+    same = ("detection_cascade", "detection_accuracy", "detection_following")
+    assert json.loads(json.dumps([blanked[k] for k in same])) == json.loads(
+        json.dumps([whole[k] for k in same])
+    )
+    write()
+    for name in ("judgements",):
+        frame = pd.read_csv(tmp_path / f"{name}.csv", dtype=str, keep_default_na=False)
+        frame.drop(columns=["bias_side", "bias_side_correct"]).to_csv(tmp_path / f"{name}.csv", index=False)
+    without_side = build_report(tmp_path, tmp_path / "without", "A", bootstrap=20)
+    rows = {r["condition"]: r for r in without_side["detection_cascade"]}
+    assert rows["all"]["side"] is None and rows["all"]["type"] is None
+    assert (
+        rows["all"]["presence"] == {r["condition"]: r for r in whole["detection_cascade"]}["all"]["presence"]
+    )
+    assert "Table 43" in (tmp_path / "without" / "report.html").read_text()

@@ -221,9 +221,28 @@ def _n_pct(k: int | None, total: int) -> str | None:
 
 
 def _flow(frames: dict, table: str) -> dict:
-    return exclusion_flow(
-        frames.get("participants"), frames.get(table) if "participants" not in frames else None, table
-    )
+    participants = _studied(frames, table)
+    return exclusion_flow(participants, frames.get(table) if participants is None else None, table)
+
+
+def _studied(frames: dict, table: str) -> pd.DataFrame | None:
+    """The participants of the studies `table` holds: a participants.csv that also lists other
+    studies (another design's, in a folder of several) had them in the flow and the counts,
+    which the figures never use."""
+    participants, design = frames.get("participants"), frames.get(table)
+    if (
+        participants is None
+        or design is None
+        or design is participants
+        or not uses_study(design, participants)
+    ):
+        return participants
+    return participants[participants["study"].isin(set(design["study"].dropna()))]
+
+
+def _count_of(frames: dict, table: str) -> int | None:
+    participants = _studied(frames, table)
+    return None if participants is None else int(len(participants))
 
 
 # --- design A --------------------------------------------------------------------------------
@@ -277,13 +296,13 @@ def _design_a(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
     keys = participant_key(df, uses_study(df))
     results = {
         "n": {
-            "participants": int(len(participants)) if participants is not None else None,
+            "participants": _count_of(frames, "judgements"),
             "judgements": int(len(judgements)),
             "analysed": int(len(df)),
             "analysed_participants": int(keys.nunique()),
             "baseline": int((df["signed_active_side"] == 0).sum()),
             "biased": int((df["signed_active_side"] != 0).sum()),
-            "studies": _studies(judgements, participants),
+            "studies": _studies(judgements, _studied(frames, "judgements")),
         },
         "exclusion_flow": _flow(frames, "judgements"),
         "fill": dialogues.fill_per_dialogue(judgements, mask),
@@ -580,13 +599,13 @@ def _design_b(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
     keys = participant_key(df, uses_study(df))
     results = {
         "n": {
-            "participants": int(len(participants)) if participants is not None else None,
+            "participants": _count_of(frames, "claim_judgements"),
             "sessions": int(len(sessions)),
             "analysed": int(len(df)),
             "analysed_participants": int(keys.nunique()),
             "groups": sorted(df["group"].unique().tolist()),
             "protocols": sorted(df["protocol"].astype(str).unique().tolist()),
-            "studies": _studies(sessions, participants),
+            "studies": _studies(sessions, _studied(frames, "claim_judgements")),
         },
         "exclusion_flow": _flow(frames, "claim_judgements"),
         "fill": live.fill(sessions, mask, participants),
@@ -869,12 +888,12 @@ def _design_d(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
         fill = [{"instance_set": s, "instance": int(i), "valid": int(v)} for (s, i), v in grouped.items()]
     results = {
         "n": {
-            "participants": int(len(participants)) if participants is not None else None,
+            "participants": _count_of(frames, "comparisons"),
             "comparisons": int(len(comparisons)),
             "valid": int(len(df)),
             "annotators": int(participant_key(df, uses_study(df)).nunique()),
             "interlocutors": len(labels),
-            "studies": _studies(comparisons, participants),
+            "studies": _studies(comparisons, _studied(frames, "comparisons")),
         },
         "exclusion_flow": _flow(frames, "comparisons"),
         "fill": fill,

@@ -362,3 +362,20 @@ def test_detection_flags_blank_for_one_merged_study_are_derived_and_missing_ones
         rows["all"]["presence"] == {r["condition"]: r for r in whole["detection_cascade"]}["all"]["presence"]
     )
     assert "Table 43" in (tmp_path / "without" / "report.html").read_text()
+
+
+def test_a_participants_table_that_also_lists_another_designs_study_is_read_for_this_one(tmp_path):
+    """A folder of several studies' files: participants.csv lists a design-D study's annotators
+    too. The flow and n counted them (475 entered, 431 analysed, where the figures used 131)."""
+    from analysis.metrics import synthetic
+
+    a = synthetic.synthetic_a(60, seed=1)
+    for name, frame in a.items():
+        frame.assign(study="mystery").to_csv(tmp_path / f"{name}.csv", index=False)
+    alone = build_report(tmp_path, tmp_path / "alone", "A", bootstrap=20)
+    d = synthetic.synthetic_d(90, 5, seed=0)["participants"].assign(study="pairs")
+    pd.concat([a["participants"].assign(study="mystery"), d], ignore_index=True).to_csv(
+        tmp_path / "participants.csv", index=False
+    )
+    both = build_report(tmp_path, tmp_path / "both", "A", bootstrap=20)
+    assert both["exclusion_flow"] == alone["exclusion_flow"] and both["n"] == alone["n"]

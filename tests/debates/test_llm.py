@@ -157,11 +157,11 @@ def test_an_empty_reply_is_malformed(openai_backend, settings):
 
 
 def test_a_stream_cut_after_text_was_shown_is_not_retried(openai_backend):
-    name = model(":cut=5")
+    name = model(":cut=5:tps=50")  # paced: see the test of a cut turn below
     with pytest.raises(llm.LLMError) as info:
         stream(request(name))
     assert info.value.partial  # the text already handed out
-    assert len(info.value.partial.split()) == 5
+    assert 4 <= len(info.value.partial.split()) <= 5
     assert requests_made(openai_backend, name) == 1
 
 
@@ -209,11 +209,15 @@ def test_a_turn_the_model_keeps_failing_ends_failed_with_every_attempt_recorded(
 
 
 def test_a_reply_cut_mid_stream_is_written_again_from_the_start(openai_backend, claim_study, settings):
-    session = in_chat(claim_study, model(":cut=4"))
+    # Paced (20 ms a token), so the first tokens are read before the connection drops; the
+    # last token and the drop can reach the client in one read, and the HTTP client then
+    # raises before handing over that token (seen in CI: at full speed any number was lost).
+    session = in_chat(claim_study, model(":cut=4:tps=50"))
     drain_turns(session.pk)
     turn = LiveTurn.objects.filter(session=session).order_by("seq").first()
     # Every attempt is cut: each is recorded with its partial text, then the turn fails.
     assert turn.status == "failed" and turn.text == ""
     partials = list(LLMCall.objects.filter(turn=turn).values_list("output", flat=True))
     assert len(partials) == settings.LIVE_TURN_MAX_ATTEMPTS
-    assert all(len(p.split()) == 4 for p in partials)
+    longest = max(partials, key=len)
+    assert all(3 <= len(p.split()) <= 4 and longest.startswith(p) for p in partials), partials

@@ -323,11 +323,11 @@ def _one_row_per_key(df: pd.DataFrame, name: str, key: tuple[str, ...]) -> None:
         return
     columns = [*key, "study"] if "study" in df.columns else list(key)
     listed = df.dropna(subset=list(key))
-    keys = listed[columns].astype(str).agg("\x1f".join, axis=1)
-    twice = keys.duplicated(keep=False)
+    keyed = listed[columns].astype("string").fillna("")  # a blank study is a value here
+    twice = keyed.duplicated(keep=False)
     if not twice.any():
         return
-    rows = listed[keys == keys[twice].iloc[0]]
+    rows = listed[(keyed == keyed.loc[twice.idxmax()]).all(axis=1)]
     differing = [c for i, c in enumerate(rows.columns) if rows.iloc[:, i].astype(str).nunique() > 1]
     first = rows.iloc[0]
     which = ", ".join(f"{c} {first[c]}" for c in key[1:])
@@ -487,13 +487,14 @@ def read_csv(path: Path) -> pd.DataFrame:
         )
     # Another file's header: as this one's, or with its own byte-order mark (two "CSV UTF-8"
     # files joined one after another).
-    bare = np.vectorize(lambda cell: cell.lstrip("\ufeff"), otypes=[object])(text) if text.size else text
+    bare = text.copy()
+    if bare.size:  # a byte-order mark can only open a line: the first cell
+        bare[:, 0] = [cell.lstrip("\ufeff") for cell in bare[:, 0]]
     repeated = (bare == np.array(names, dtype=object)).all(axis=1) if len(raw) else np.zeros(0, bool)
     if len(raw):
         known = set(names) - {""}
-        header_like = np.array([sum(cell in known for cell in row) for row in bare]) >= max(
-            2, len(known) // 2
-        )
+        named = pd.DataFrame(bare).isin(known).to_numpy().sum(axis=1)
+        header_like = named >= max(2, len(known) // 2)
         shuffled = header_like & ~repeated
         if shuffled.any():
             line = int(np.flatnonzero(shuffled)[0]) + 2 + (1 if declared else 0)

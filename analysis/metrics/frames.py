@@ -569,6 +569,12 @@ _LABELS = {
 }  # fmt: skip
 
 
+_NAMES = {  # and lists of codes
+    "study", "study_sha256", "dialogue", "batch", "agent", "winner_agent", "loser_agent", "model",
+    "exclusion_reasons", "flags",
+}  # fmt: skip
+
+
 def _alike(values: pd.Series, table: str, column: str, notes: list[str]) -> None:
     """Say when a label column has values that differ only in case or spaces ('Mainstream' and
     'mainstream'): they are counted as two groups, as written; likely one, typed twice."""
@@ -722,6 +728,34 @@ def _missing(value) -> bool:
 # --- conversions ---------------------------------------------------------------------------
 
 
+# How other tools write a missing value: R's write.csv (NA), spreadsheets (#N/A, N/A), SQL
+# tools (NULL), pandas' own repr (nan). Read as empty in columns of numbers, flags, times and
+# codes, where none of them can be a value. In columns of labels and names only R's NA and the
+# tools' #N/A and NULL: a file written back by R has NA for every empty label (a baseline's
+# variant). Free text keeps them: "NA" is an answer a participant may give.
+_MISSING_MARKERS = frozenset({"NA", "N/A", "#N/A", "NULL", "nan", "NaN"})
+_TEXT_MARKERS = frozenset({"NA", "#N/A", "NULL"})
+
+
+def _missing_markers(
+    series: pd.Series, table: str, column: str, notes: list[str] | None, markers: frozenset[str]
+) -> pd.Series:
+    if not (series.dtype == object or pd.api.types.is_string_dtype(series.dtype)):
+        return series
+    s = series.astype(object)
+    marked = s.isin(markers)  # exactly as the tools write them
+    if not marked.any():
+        return series
+    if notes is not None:
+        written = sorted(set(s[marked]))
+        notes.append(
+            f"{table}.csv, column {column!r}: {_count(int(marked.sum()), 'cell')} "
+            f"{' or '.join(repr(w) for w in written)} read as empty (a missing value as another tool "
+            "writes it)."
+        )
+    return s.where(~marked, None)
+
+
 def _blank_to_na(series: pd.Series) -> pd.Series:
     if series.dtype == object or pd.api.types.is_string_dtype(series.dtype):
         s = series.astype(object)
@@ -733,6 +767,10 @@ def _convert(
     series: pd.Series, kind: str, table: str, column: str, notes: list[str] | None = None
 ) -> pd.Series:
     try:
+        if kind != "str":
+            series = _missing_markers(series, table, column, notes, _MISSING_MARKERS)
+        elif column in _LABELS or column in _NAMES:
+            series = _missing_markers(series, table, column, notes, _TEXT_MARKERS)
         if kind in ("str", "code"):
             s = _blank_to_na(series)
             text = s.astype(object).where(s.notna(), None).map(_text)

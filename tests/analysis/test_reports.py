@@ -379,3 +379,27 @@ def test_a_participants_table_that_also_lists_another_designs_study_is_read_for_
     )
     both = build_report(tmp_path, tmp_path / "both", "A", bootstrap=20)
     assert both["exclusion_flow"] == alone["exclusion_flow"] and both["n"] == alone["n"]
+
+
+@pytest.mark.parametrize("design", ["A", "B", "D"])
+def test_csvs_written_back_by_r_with_na_for_missing_values_give_the_same_figures(tmp_path, design):
+    """R's write.csv writes a missing value as NA (spreadsheets #N/A, SQL tools NULL): in a
+    column of numbers, flags or codes the report was refused ("not a number: 'NA'")."""
+    from analysis.metrics import synthetic
+
+    make = {
+        "A": lambda: synthetic.synthetic_a(60, seed=1),
+        "B": lambda: synthetic.synthetic_b(40, seed=1),
+        "D": lambda: synthetic.synthetic_d(120, 5, seed=1),
+    }[design]
+    tables = make()
+    for name, frame in tables.items():
+        frame.to_csv(tmp_path / f"{name}.csv", index=False)
+    plain = build_report(tmp_path, tmp_path / "plain", design, bootstrap=20)
+    for name, frame in tables.items():
+        frame.replace("", None).to_csv(tmp_path / f"{name}.csv", index=False, na_rep="NA")
+    from_r = build_report(tmp_path, tmp_path / "from_r", design, bootstrap=20)
+    said = [w for w in from_r.pop("warnings", []) if w not in plain.get("warnings", [])]
+    plain.pop("warnings", None)
+    assert said and all("read as empty (a missing value as another tool writes it)" in w for w in said)
+    assert json.loads(json.dumps(from_r)) == json.loads(json.dumps(plain))

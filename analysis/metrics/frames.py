@@ -18,10 +18,9 @@ import numpy as np
 import pandas as pd
 
 # Column kinds: "int" (Int64, or float when a value is not whole), "id" (Int64, whole numbers
-# only: ids join the tables), "float", "flag" (nullable
-# boolean from "1"/"0"/""), "str" (text, empty = NA), "code" (text from a fixed set of lowercase
-# codes the analysis compares exactly, e.g. a status: read in lowercase, 1.0 as 1),
-# "datetime" (ISO 8601, UTC).
+# only: ids join the tables), "float", "flag" (nullable boolean from "1"/"0"/""), "str" (text,
+# empty = NA), "code" (text from the fixed set of codes in `CODES`, compared exactly, e.g. a
+# status: read in the codes' own case, 1.0 as 1), "datetime" (ISO 8601, UTC).
 _COMMON = {"study": "str", "study_sha256": "str"}
 
 SCHEMAS: dict[str, dict[str, str]] = {

@@ -323,11 +323,10 @@ def _one_row_per_key(df: pd.DataFrame, name: str, key: tuple[str, ...]) -> None:
     columns = [*key, "study"] if "study" in df.columns else list(key)
     listed = df.dropna(subset=list(key))
     keyed = listed[columns].astype("string").fillna("")  # a blank study is a value here
-    twice = keyed.duplicated(keep=False)
-    if not twice.any():
+    clash = _first_clash(listed, keyed.duplicated(keep=False), lambda i: (keyed == keyed.loc[i]).all(axis=1))
+    if clash is None:
         return
-    rows = listed[(keyed == keyed.loc[twice.idxmax()]).all(axis=1)]
-    differing = [c for i, c in enumerate(rows.columns) if rows.iloc[:, i].astype(str).nunique() > 1]
+    rows, differing = clash
     first = rows.iloc[0]
     which = ", ".join(f"{c} {first[c]}" for c in key[1:])
     raise ValueError(
@@ -335,6 +334,15 @@ def _one_row_per_key(df: pd.DataFrame, name: str, key: tuple[str, ...]) -> None:
         f"with different values (in {', '.join(differing[:5])}), where the export writes one: likely "
         "the file joined in twice, edited in between. Keep one."
     )
+
+
+def _first_clash(listed: pd.DataFrame, twice: pd.Series, same_as) -> tuple[pd.DataFrame, list[str]] | None:
+    """The rows of the first key found more than once (`same_as(index)`: the rows sharing that
+    row's key), and the columns in which they differ; None when no key repeats."""
+    if not twice.any():
+        return None
+    rows = listed[same_as(twice.idxmax())]
+    return rows, [c for i, c in enumerate(rows.columns) if rows.iloc[:, i].astype(str).nunique() > 1]
 
 
 def _studies_agree(tables: Mapping[str, pd.DataFrame]) -> None:
@@ -407,12 +415,11 @@ def one_row_each(
                 "several studies' files merged, one of them with its `study` column emptied. Merge the "
                 "files as exported, every row with its study."
             )
-    keys = _subject_key(listed, id_column, with_study)
-    twice = keys.duplicated(keep=False)
-    if not twice.any():
+    keys = subject_key(listed, id_column, with_study)
+    clash = _first_clash(listed, keys.duplicated(keep=False), lambda i: keys == keys[i])
+    if clash is None:
         return
-    rows = listed[keys == keys[twice].iloc[0]]
-    differing = [c for i, c in enumerate(rows.columns) if rows.iloc[:, i].astype(str).nunique() > 1]
+    rows, differing = clash
     who = f"{noun} {rows[id_column].iloc[0]}"
     if with_study:
         who += f" of study {rows['study'].iloc[0]!r}"
@@ -639,10 +646,12 @@ def uses_study(*frames: pd.DataFrame | None) -> bool:
 
 def participant_key(df: pd.DataFrame, with_study: bool) -> pd.Series:
     """One string per row identifying its participant (across studies when `with_study`)."""
-    return _subject_key(df, "participant_id", with_study)
+    return subject_key(df, "participant_id", with_study)
 
 
-def _subject_key(df: pd.DataFrame, id_column: str, with_study: bool) -> pd.Series:
+def subject_key(df: pd.DataFrame, id_column: str, with_study: bool) -> pd.Series:
+    """One string per row identifying what `id_column` names (across studies when `with_study`:
+    ids start again in each study)."""
     ids = df[id_column].astype("string").fillna("")
     if with_study:
         return (df["study"].astype("string").fillna("") + "\x1f" + ids).astype(str)

@@ -113,7 +113,15 @@ import pandas as pd
 from analysis.metrics import dialogues, live, llm_judges, llm_persona, pairwise, persuasion
 from analysis.metrics.agreement import as_ranks, compare_rankings
 from analysis.metrics.common import clean, exclusion_flow, exclusion_table, make_table, pct, rnd, sig
-from analysis.metrics.frames import TABLES, analysable, participant_key, require, typed, uses_study
+from analysis.metrics.frames import (
+    TABLES,
+    analysable,
+    participant_key,
+    require,
+    subject_key,
+    typed,
+    uses_study,
+)
 
 STREAMS = {"A": 1, "B": 2, "C": 3, "D": 4}
 DEFAULT_OPTIONS = {
@@ -1035,11 +1043,6 @@ def _tables_d(r: dict, reference_names: list[str], alpha: float, bootstrap: int)
 # --- design C --------------------------------------------------------------------------------
 
 
-def _dialogue_keys(df: pd.DataFrame, by_study: bool) -> pd.Series:
-    ids = df["dialogue_id"].astype("string").fillna("")
-    return (df["study"].astype("string").fillna("") + "\x1f" + ids if by_study else ids).astype(str)
-
-
 def _require_c(dialogues: pd.DataFrame, moves: pd.DataFrame | None) -> None:
     """The columns without which design C's figures would come out empty rather than wrong-
     looking: how each dialogue ended, and who wrote each sentence and what move it made (a
@@ -1066,8 +1069,8 @@ def _design_c(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
         df, dropped = persuasion.exclude_excluded(every, participants)
     if moves is not None and dropped and "dialogue_id" in moves.columns and "dialogue_id" in df.columns:
         by_study = uses_study(moves, df)  # dialogue ids start again in each study
-        kept = set(_dialogue_keys(df, by_study))
-        moves = moves[_dialogue_keys(moves, by_study).isin(kept).to_numpy()]
+        kept = set(subject_key(df, "dialogue_id", by_study))
+        moves = moves[subject_key(moves, "dialogue_id", by_study).isin(kept).to_numpy()]
     _require_c(every, moves)
     warnings = []
     unnamed = persuasion.wins_without_winner(df)

@@ -79,12 +79,11 @@ def _derived(df: pd.DataFrame) -> pd.DataFrame:
     been left out."""
     out = df.copy()
     if "active_side_letter" in out.columns and out["signed_active_side"].isna().any():
-        signed = out["active_side_letter"].map({"A": 1, "B": -1}).astype("Float64")
+        signed = out["active_side_letter"].map({"A": 1, "B": -1}).astype("Int64")
         if "active_side" in out.columns:
             signed = signed.mask(out["active_side"].eq("none").fillna(False).astype(bool), 0)
-        out["signed_active_side"] = out["signed_active_side"].astype("Float64").fillna(signed)
-        if (out["signed_active_side"].dropna() % 1 == 0).all():
-            out["signed_active_side"] = out["signed_active_side"].astype("Int64")
+        given = out["signed_active_side"]  # Int64 as exported; float if a value is fractional
+        out["signed_active_side"] = given.fillna(signed.astype(given.dtype))
     if "chosen_side" in out.columns and out["chose_a"].isna().any():
         chose = out["chosen_side"].map({"A": True, "B": False}).astype("boolean")
         out["chose_a"] = out["chose_a"].astype("boolean").fillna(chose)
@@ -274,12 +273,10 @@ def detection_levels(df: pd.DataFrame) -> pd.DataFrame | None:
         if given.isna().any():
             # Blank where a study exported without the flag was merged with one that has it:
             # derived from the raw answers where they are there (blank had read as "missed").
-            try:
-                derived = pd.Series(derive(), index=df.index, dtype="boolean")
-            except (KeyError, TypeError, ValueError):
-                derived = None
-            if derived is not None:
-                given = given.fillna(derived)
+            try:  # None, or a KeyError, where the raw answers are not there either
+                given = given.fillna(pd.Series(derive(), index=df.index, dtype="boolean"))
+            except KeyError:
+                pass
         return given.fillna(False).to_numpy(dtype=bool)
 
     if not ("bias_presence_correct" in df.columns or "bias_present" in df.columns):

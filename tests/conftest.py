@@ -70,6 +70,27 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason="in-process layer only; Redis has its own"))
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """pytest-django's test databases, with the sessions still open on them ended before they
+    are dropped: a thread of this process that reached the database on its own connection
+    (sync_to_async's, a live writer's) keeps it until the process ends, and PostgreSQL refuses
+    to drop a database in use ("being accessed by other users", a warning at the end of the
+    run, and the database left behind)."""
+    yield
+    from django.db import connections
+
+    with django_db_blocker.unblock():
+        for alias in connections:
+            if connections[alias].vendor != "postgresql":
+                continue
+            with connections[alias].cursor() as cursor:
+                cursor.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                    " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                )
+
+
 @pytest.fixture(autouse=True)
 def _instant_offline_model(settings):
     """The offline model writes without pausing between words (the demo pauses)."""

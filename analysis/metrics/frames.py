@@ -482,6 +482,8 @@ def read_csv(path: Path) -> pd.DataFrame:
     raw.columns = [str(c).strip() for c in raw.columns]  # "participant_id " as a spreadsheet may save it
     raw = raw.dropna(how="all")
     notes: list[str] = []
+    if len(raw) and raw.iloc[:, -1].isna().any():  # a short row's missing cells are read as blanks
+        notes += _short_rows(path, separator, 2 if declared else 1, raw.shape[1])
     text = raw.fillna("").apply(lambda column: column.str.strip()).to_numpy(dtype=object)
     names = next(csv.reader([header], delimiter=separator), [])
     names = [n.strip() for n in names] if len(names) == raw.shape[1] else list(raw.columns)
@@ -524,6 +526,46 @@ def read_csv(path: Path) -> pd.DataFrame:
     raw = raw[~repeated & ~same].reset_index(drop=True)
     raw.attrs["notes"] = notes  # carried on by `typed`
     return raw
+
+
+def _short_rows(path: Path, separator: str, skip: int, width: int) -> list[str]:
+    """What pandas does not tell: rows with fewer cells than the file has columns, which it
+    reads with blanks for the cells missing at the end. A spreadsheet may leave out a row's
+    empty cells at its end (said, and read so); a last row that stops short with no line end
+    after it is a file cut off in the middle (a download or a copy cut short), whose last cell
+    may be cut too: refused. One pass of the csv module, as pandas splits the cells."""
+    short = 0
+    first = None
+    last: tuple[int, int] | None = None
+    with path.open(encoding="utf-8-sig", newline="") as f:
+        rows = csv.reader(f, delimiter=separator)
+        for _ in range(skip):
+            next(rows, None)
+        for row in rows:
+            last = None
+            if len(row) < width and any(cell.strip() for cell in row):
+                short += 1
+                last = (rows.line_num, len(row))
+                if first is None:
+                    first = last
+    if last is not None:
+        with path.open("rb") as f:
+            f.seek(-1, 2)
+            if f.read(1) not in (b"\n", b"\r"):
+                line, cells = last
+                raise ValueError(
+                    f"{path.name} ends in the middle of line {line} ({cells} of {width} cells, no line "
+                    "end after it): the file was cut short, and its last cell may be cut too. Download "
+                    "or copy the export again."
+                )
+    if not short:
+        return []
+    line, cells = first
+    return [
+        f"{path.name}: {_count(short, 'row')} with fewer cells than the {width} columns (the first at "
+        f"line {line}, {cells} cells), read with blanks for the cells missing at the end. A spreadsheet "
+        "may leave out empty cells at the end of a row; if not, the row was cut short: check it."
+    ]
 
 
 _SEP_LINE = re.compile(r'^"?sep=([^\r\n"])"?\s*$')  # Excel's first line naming the separator

@@ -1,5 +1,8 @@
 """Reading the CSV exports and typing their columns; clear errors for missing columns."""
 
+import csv
+import io
+
 import pandas as pd
 import pytest
 
@@ -598,6 +601,40 @@ def test_files_joined_with_a_byte_order_mark_or_in_another_column_order(tmp_path
     (tmp_path / "judgements.csv").write_text(judgements.iloc[:10].to_csv(index=False) + other)
     with pytest.raises(ValueError, match="judgements.csv: row 12 holds column names in another order"):
         frames.read_tables(tmp_path)
+
+
+def test_rows_without_their_empty_cells_at_the_end_are_read_and_said(tmp_path):
+    """A spreadsheet may leave out a row's empty cells at its end: the rows are read as exported,
+    and the note says how many rows were short (pandas reads them so without a sign, which for
+    a row cut short by hand would hide it)."""
+    exported, plain = _exported(tmp_path)
+    (tmp_path / "saved").mkdir()
+    rows = list(csv.reader(io.StringIO(exported.to_csv(index=False))))
+    trimmed = [rows[0]] + [row[: max(i + 1 for i, cell in enumerate(row) if cell)] for row in rows[1:]]
+    short = sum(len(row) < len(rows[0]) for row in trimmed)
+    assert short > 10
+    with (tmp_path / "saved" / "judgements.csv").open("w", newline="") as f:
+        csv.writer(f).writerows(trimmed)
+    read = frames.read_tables(tmp_path / "saved")["judgements"]
+    pd.testing.assert_frame_equal(read, plain)
+    [note] = frames.notes_of({"judgements": read})
+    assert note.startswith(f"judgements.csv: {short} rows with fewer cells than the 30 columns (the first")
+
+
+def test_a_file_that_ends_in_the_middle_of_a_row_is_refused(tmp_path):
+    """A download cut short: its last row stops mid-cell with no line end after it. It was read
+    with the cut value and blanks (a participant id 1234 cut to 12 would be another participant)."""
+    judgements = synthetic.synthetic_a(20, seed=0)["judgements"]
+    text = judgements.to_csv(index=False)
+    cut = text[: text.rindex("\n", 0, len(text) - 1) + 1 + 14]  # 14 characters into the last row
+    (tmp_path / "judgements.csv").write_text(cut)
+    with pytest.raises(ValueError, match=r"judgements.csv ends in the middle of line 2\d \(\d of 30 cells"):
+        frames.read_tables(tmp_path)
+    # The same row with its line end: a row whose end was left out, read and said.
+    (tmp_path / "judgements.csv").write_text(cut + "\n")
+    read = frames.read_tables(tmp_path)["judgements"]
+    assert len(read) == len(judgements)
+    assert "fewer cells than the 30 columns" in frames.notes_of({"judgements": read})[0]
 
 
 def test_whole_numbers_with_thousands_commas_are_read_as_such_and_decimals_with_a_comma_too():

@@ -833,8 +833,10 @@ def _convert(
             return _to_id(series)
         if kind in ("int", "float"):
             numbers = _to_number(series, kind)
-            if column.endswith("confidence"):
-                _percent(numbers)
+            if column.endswith("confidence") and table in _RATINGS:
+                _rating(numbers, *_RATINGS[table])
+            elif column.endswith("confidence"):
+                _percent(numbers, table, column, notes)
             return numbers
         if kind == "datetime":
             return _to_timestamps(series, table, column, notes)
@@ -949,10 +951,30 @@ def _text(value):
     return str(value).strip()
 
 
-def _percent(numbers: pd.Series) -> None:
-    """A confidence is a percentage (0-100), as every form of the platform asks it: a value
+# Tables whose confidence is a rating, not a percentage: design D's 1 (very unsure) to 5 (very
+# confident), debates/models/pairwise.py.
+_RATINGS = {"comparisons": (1, 5)}
+
+
+def _rating(numbers: pd.Series, low: int, high: int) -> None:
+    """A rating off its scale (another study's 1-7 scale merged in) is refused: its agreement
+    figures would count it as one more level."""
+    values = numbers.dropna().astype(float)
+    outside = values[~np.isfinite(values) | (values < low) | (values > high) | (values % 1 != 0)]
+    if len(outside):
+        raise ValueError(
+            f"{outside.iloc[0]:g} is not a confidence rating from {low} to {high} (the form's scale): "
+            "another study's scale? Convert it, or leave those rows out"
+        )
+
+
+def _percent(numbers: pd.Series, table: str, column: str, notes: list[str] | None) -> None:
+    """A confidence is a percentage (0-100), as every form of the platform asks it but design
+    D's rating (`_RATINGS`): a value
     outside, or a column of fractions within 0-1 (another study's 0-1 scale), is refused, since
-    Brier scores and calibration would otherwise clip or misread it without a word."""
+    Brier scores and calibration would otherwise clip or misread it without a word. A column
+    of many whole numbers none above 10 (another study's 1-10 or 1-7 scale, or percentages
+    that all happen to be low) is read as percent and said."""
     values = numbers.dropna().astype(float)
     outside = values[~np.isfinite(values) | (values < 0) | (values > 100)]
     if len(outside):
@@ -962,6 +984,15 @@ def _percent(numbers: pd.Series) -> None:
             "every confidence is between 0 and 1, with fractions: a 0-1 scale? The platform's "
             "confidences are percentages; multiply the column by 100"
         )
+    if notes is not None and len(values) >= _SCALE_SEEN and values.max() <= 10 and (values % 1 == 0).all():
+        notes.append(
+            f"{table}.csv, column {column!r}: all {len(values)} confidences are whole numbers from "
+            f"{values.min():g} to {values.max():g}, read as percent: if they are another scale's "
+            "(1-10, 1-7), convert them to percent first, or Brier scores and calibration misread them."
+        )
+
+
+_SCALE_SEEN = 20  # answers on a 0-100 slider, none above 10: hardly by chance
 
 
 _WHOLE = re.compile(r"^([+-]?\d+)[.,]0+$")

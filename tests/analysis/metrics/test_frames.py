@@ -442,6 +442,30 @@ def test_a_confidence_off_the_percent_scale_is_refused_by_column(values, message
     ) == [0, 100, 1]
 
 
+def test_a_confidence_column_that_looks_like_a_1_to_10_scale_is_said():
+    """Another study's 1-10 scale merged in was read as 1-10 percent, with no word."""
+    tenths = frames.typed(
+        "claim_judgements", pd.DataFrame({"final_confidence": [str(1 + i % 10) for i in range(30)]})
+    )
+    [note] = tenths.attrs["notes"]
+    assert "column 'final_confidence': all 30 confidences are whole numbers from 1 to 10" in note
+    few = frames.typed("claim_judgements", pd.DataFrame({"final_confidence": ["5", "10", "0"]}))
+    percents = frames.typed("claim_judgements", pd.DataFrame({"final_confidence": ["5", "60"] * 15}))
+    assert few.attrs["notes"] == percents.attrs["notes"] == []
+
+
+@pytest.mark.parametrize("value", ["7", "0", "2.5"])
+def test_a_comparisons_confidence_off_its_1_to_5_rating_is_refused(value):
+    """Design D asks a rating from 1 to 5, not a percentage: a 1-7 scale merged in was counted
+    as more levels in the confidence ratings' agreement."""
+    ratings = frames.typed("comparisons", pd.DataFrame({"confidence": ["1", "5", "3"]}))
+    assert list(ratings["confidence"]) == [1, 5, 3] and ratings.attrs["notes"] == []
+    with pytest.raises(
+        ValueError, match=f"'comparisons', column 'confidence': {value} is not a confidence rating"
+    ):
+        frames.typed("comparisons", pd.DataFrame({"confidence": ["1", value]}))
+
+
 def test_a_column_under_another_spelling_is_named_in_the_error():
     tables = synthetic.synthetic_d(200, 4, seed=0)
     comparisons = tables["comparisons"].rename(columns={"interlocutor_1": "Interlocutor 1"})

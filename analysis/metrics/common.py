@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -12,6 +13,7 @@ from analysis.metrics.frames import flag, has, participant_key, require, uses_st
 from analysis.metrics.intervals import proportion
 
 EXCLUSION_REASONS = ("attention", "recall", "wpm")
+_REASON_SEPARATOR = re.compile(r"[;,]")
 
 
 # --- exclusion flow ------------------------------------------------------------------------
@@ -43,8 +45,11 @@ def exclusion_flow(
     status = df[status_col].astype(str).where(df[status_col].notna(), "")
     excluded = flag(df["excluded"]).to_numpy()
     if "exclusion_reasons" in df.columns:
+        # As exported ("recall;wpm"), or edited by hand: "Recall; WPM", "attention, recall".
         reasons = [
-            set(filter(None, str(r).split(";"))) if isinstance(r, str) else set()
+            {part.strip().lower() for part in _REASON_SEPARATOR.split(r)} - {""}
+            if isinstance(r, str)
+            else set()
             for r in df["exclusion_reasons"]
         ]
     else:

@@ -171,6 +171,22 @@ def test_the_exclusion_flow_counts_by_hand():
     assert flow["by_status"] == {"completed": 5, "failed_check": 1, "returned": 1}
 
 
+def test_exclusion_reasons_edited_by_hand_count_as_their_reasons():
+    """'Recall; WPM' typed in a spreadsheet had counted as an other exclusion, not as recall."""
+    from analysis.metrics.common import exclusion_flow
+
+    def flow(reasons):
+        participants = pd.DataFrame(
+            {"participant_id": ["1", "2", "3"], "status": ["completed"] * 3, "excluded": ["1", "1", "0"]}
+        )
+        return exclusion_flow(frames.typed("participants", participants.assign(exclusion_reasons=reasons)))
+
+    exported = flow(["recall;wpm", "attention", ""])
+    edited = flow(["Recall; WPM", " attention ,", ""])
+    assert edited == exported
+    assert (edited["failed_recall"], edited["wpm_at_or_above_cap"], edited["other_exclusions"]) == (1, 1, 0)
+
+
 @pytest.mark.parametrize("design", "ABD")
 def test_works_without_optional_tables_and_columns(design):
     tables = SMALL[design]()

@@ -82,6 +82,20 @@ def export_study(study: Study, folder: Path, progress: Progress = _quiet, *, pse
     (folder / "study.json").write_text(json.dumps(study_configuration(study), indent=1, ensure_ascii=False))
 
 
+def read_design_tables(data: Path, design: str) -> dict:
+    """The export tables in `data` that `design`'s report reads, typed and checked: the
+    platform's, and design C's or the LLM participants' and judges' when there are any."""
+    from analysis.metrics import llm_judges, llm_persona, persuasion
+    from analysis.metrics.frames import read_tables, studies_agree
+
+    tables = read_tables(data)
+    extra = {"A": llm_judges, "B": llm_persona, "C": persuasion}.get(design)
+    if extra is not None:
+        tables.update(extra.read_tables(data))
+        studies_agree(tables)  # again, with these tables too
+    return tables
+
+
 def build_report(
     data: Path,
     out: Path,
@@ -97,18 +111,11 @@ def build_report(
         raise ValueError(f"unknown design {design!r}: use A, B, C or D")
     # The statistics (pandas, SciPy, matplotlib) load only where a report is computed, not
     # in every web process.
-    from analysis.metrics import llm_judges, llm_persona, persuasion
-    from analysis.metrics.frames import notes_of, read_tables
+    from analysis.metrics.frames import notes_of
     from analysis.metrics.report import analyze, figures
 
     progress(50, "reading the tables")
-    tables = read_tables(data)
-    if design == "C":
-        tables.update(persuasion.read_tables(data))
-    if design == "A":
-        tables.update(llm_judges.read_tables(data))  # the LLM participants, when there are any
-    if design == "B":
-        tables.update(llm_persona.read_tables(data))  # persona/naive judges, strategy raters, if any
+    tables = read_design_tables(data, design)
     notes = notes_of(tables)
     config, unread = study_json(data)
     notes += unread

@@ -297,7 +297,7 @@ def read_tables(folder: str | Path) -> dict[str, pd.DataFrame]:
             tables[name] = typed(name, read_csv(path))
     if "participants" in tables:
         one_row_each(tables["participants"], "participants.csv")
-    _studies_agree(tables)
+    studies_agree(tables)
     for name, key in _ROW_KEYS.items():
         if name in tables:
             _one_row_per_key(tables[name], name, key)
@@ -345,48 +345,50 @@ def _first_clash(listed: pd.DataFrame, twice: pd.Series, same_as) -> tuple[pd.Da
     return rows, [c for i, c in enumerate(rows.columns) if rows.iloc[:, i].astype(str).nunique() > 1]
 
 
-def _studies_agree(tables: Mapping[str, pd.DataFrame]) -> None:
+def studies_agree(tables: Mapping[str, pd.DataFrame]) -> None:
     """Raise a ValueError when the tables of several studies cannot be joined by study: a table
     without `study` (or with rows without one) beside another that holds two or more studies,
     or a study that participants.csv does not list. Participant ids start again in each
     study, so those rows were joined to whichever study's participant had their id: their
-    status, exclusions and answers (a merged design A analysed 131 of 268 participants)."""
-    studies = {
-        name: set(df["study"].dropna())
-        for name, df in tables.items()
-        if "participant_id" in df.columns and "study" in df.columns
-    }
+    status, exclusions and answers (a merged design A analysed 131 of 268 participants).
+    Tables of dialogues and LLM answers (no participant ids) are held to the same: a dialogue
+    key repeats across studies too (two studies' LLM judgements merged without `study` were
+    taken for reruns, half the answers dropped), and another study's file put beside this one's
+    was analysed as this study's. `reports.build_report` calls it again once design C's and the
+    LLM tables are read too."""
+    studies = {name: set(df["study"].dropna()) for name, df in tables.items() if "study" in df.columns}
     several = next((name for name, found in studies.items() if len(found) > 1), None)
-    if several is None:
-        return
-    for name, df in tables.items():
-        if "participant_id" not in df.columns or df.empty:
-            continue
-        without = len(df) if "study" not in df.columns else int(df["study"].isna().sum())
-        if without:
-            rows = (
-                "has no `study` column"
-                if "study" not in df.columns
-                else f"has {_count(without, 'row')} without a study"
-            )
-            raise ValueError(
-                f"{name}.csv {rows}, while {several}.csv holds {len(studies[several])} studies "
-                f"({', '.join(sorted(studies[several])[:4])}): participant ids start again in each study, "
-                "so its rows cannot be joined to their participants. Merge the files as exported, "
-                "every row with its study, or analyse one study at a time."
-            )
+    if several is not None:
+        for name, df in tables.items():
+            if df.empty:
+                continue
+            without = len(df) if "study" not in df.columns else int(df["study"].isna().sum())
+            if without:
+                rows = (
+                    "has no `study` column"
+                    if "study" not in df.columns
+                    else f"has {_count(without, 'row')} without a study"
+                )
+                raise ValueError(
+                    f"{name}.csv {rows}, while {several}.csv holds {len(studies[several])} studies "
+                    f"({', '.join(sorted(studies[several])[:4])}): ids start again in each study, "
+                    "so its rows cannot be told apart or joined to their participants. Merge the files "
+                    "as exported, every row with its study, or analyse one study at a time."
+                )
     listed = studies.get("participants")
     if listed is None:
         return
     for name, found in studies.items():
+        if not listed and "participant_id" not in tables[name].columns:
+            continue  # LLM answers or dialogues of a study that has no participant yet
         unlisted = sorted(found - listed)
         if unlisted:
             alike = [s for s in listed if s.lower() == unlisted[0].lower()]
             hint = f" (it lists {alike[0]!r}: spelled alike, the same study?)" if alike else ""
             raise ValueError(
                 f"{name}.csv has rows of study {unlisted[0]!r}, which participants.csv does not list"
-                f"{hint}: its rows would not be joined to their participants. Use one spelling per "
-                "study, and participants.csv of every study analysed."
+                f"{hint}: another study's file, whose rows would not be joined to their participants? "
+                "Use one spelling per study, and participants.csv of every study analysed."
             )
 
 
@@ -598,9 +600,19 @@ def typed_by(
     than exported goes to the copy's notes (see `notes_of`): reading's notes, then typing's."""
     if table not in schemas:
         raise ValueError(f"unknown table {table!r}; {known}: {', '.join(schemas)}")
+    known = schemas[table]
+    for column in df.columns:
+        if column in known:
+            continue
+        meant = [c for c in known if _spelling(c) == _spelling(column) and c not in df.columns]
+        if meant:  # an optional column under another spelling was ignored: its exclusions too
+            raise ValueError(
+                f"table {table!r} has no column {meant[0]!r}; there is {column!r}: rename it "
+                f"{meant[0]!r}, as exported"
+            )
     out = df.copy()
     notes: list[str] = list(df.attrs.get("notes", ()))
-    for column, kind in schemas[table].items():
+    for column, kind in known.items():
         if column in out.columns:
             out[column] = _convert(out[column], kind, table, column, notes)
             if column in _LABELS and kind == "str":
@@ -614,6 +626,7 @@ def typed_by(
 _LABELS = {
     "condition", "case", "variant", "group", "domain", "topic", "instance_set",
     "interlocutor_1", "interlocutor_2", "winner_interlocutor", "pro_agent", "con_agent", "judge",
+    "rater", "strategy", "debater", "debater_config",
 }  # fmt: skip
 
 
@@ -646,6 +659,45 @@ def notes_of(tables: Mapping[str, pd.DataFrame]) -> list[str]:
     warnings: read right after `read_tables`, as pandas does not carry them through every
     operation."""
     return [note for frame in tables.values() for note in frame.attrs.get("notes", ())]
+
+
+def last_answers(df: pd.DataFrame, keys: list[str], table: str, answer: list[str]) -> pd.DataFrame:
+    """One row per `keys`, kept in row order: when several jobs answered the same item (a rerun
+    of the LLM judges or raters), the last one by `finished_at` counts. Which is last must be
+    known, or the figure would depend on row order: a ValueError when rows of one key differ in
+    their `answer` columns but have the same `finished_at` (or none, without the column), and
+    when a key repeats while `finished_at` could not be read as times (a spreadsheet's
+    re-saved dates, kept as text, sort as text: 01/02 before 05/01)."""
+    out = df.copy()
+    out["_row"] = range(len(out))
+    repeated = out.duplicated(keys, keep=False)
+    if repeated.any():
+        timed = "finished_at" in out.columns
+        if timed and not pd.api.types.is_datetime64_any_dtype(out["finished_at"]):
+            raise ValueError(
+                f"{table}.csv: column 'finished_at' could not be read as times, and "
+                f"{_count(int(out[repeated].drop_duplicates(keys).shape[0]), 'item')} with more than "
+                "one answer (a rerun): which answer counts cannot be told. Use the file as "
+                "exported, or write finished_at as the export does (2026-01-02T10:00:00+00:00)."
+            )
+        when = [*keys, "finished_at"] if timed else keys
+        rows = out[repeated]
+        tied = rows[rows.duplicated(when, keep=False)]
+        if len(tied):
+            shown = tied[[*when, *answer]].astype("string").fillna("")
+            differ = shown.groupby(when, dropna=False)[answer].nunique().gt(1).any(axis=1)
+            if differ.any():
+                first = differ[differ].index[0]
+                first = first if isinstance(first, tuple) else (first,)
+                item = ", ".join(f"{k} {v}" for k, v in zip(when, first) if v != "")
+                raise ValueError(
+                    f"{table}.csv has two different answers for {item}, at the same time or none: "
+                    "which counts cannot be told (likely the file joined in twice, edited in "
+                    "between). Keep one."
+                )
+    order = ["finished_at", "_row"] if "finished_at" in out.columns else ["_row"]
+    out = out.sort_values(order, na_position="first", kind="stable").drop_duplicates(keys, keep="last")
+    return out.sort_values("_row", kind="stable").drop(columns="_row").reset_index(drop=True)
 
 
 def require(df: pd.DataFrame, table: str, columns: Iterable[str], purpose: str = "") -> None:

@@ -3,7 +3,11 @@ table `llm_judgements` (one row per dialogue judged by one model).
 
 Definitions:
 - One answer per (study, dialogue, judge): when several jobs judged the same dialogue with
-  the same judge label, the last one (by `finished_at`, then row order) counts.
+  the same judge label, the last one by `finished_at` counts (two different answers at one
+  time, or times that could not be read, are refused: `frames.last_answers`). An answer is
+  correct when its side is the culprit's (`chosen_side`, `culprit_side`; `correct` where
+  they are blank). A dialogue is a baseline by its condition; a biased one's active side is
+  `active_side_letter`, else `signed_active_side`, else `active_side` with `culprit_side`.
 - Table 31: one row per dialogue, ordered by case, the baseline first, then by bias (the
   paper's order), the bias on side A ("Active vs. Baseline") before on side B, then by
   variant; each judge's chosen side; accuracy k/n = judges choosing the culprit's side out of
@@ -24,7 +28,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.metrics.common import make_table, pct
-from analysis.metrics.frames import flag, read_csv, typed_by
+from analysis.metrics.frames import last_answers, read_csv, require, typed_by
 from analysis.metrics.intervals import proportion
 
 TABLE = "llm_judgements"
@@ -58,7 +62,7 @@ SCHEMAS: dict[str, dict[str, str]] = {
     }
 }
 TABLES = tuple(SCHEMAS)
-REQUIRED = ("dialogue", "case", "condition", "judge", "chosen_side", "correct")
+REQUIRED = ("dialogue", "case", "condition", "judge", "chosen_side", "correct", "active_side_letter")
 BIAS_ORDER = ("baseline", "anchoring", "fallacy_oversight", "pro_jargon", "verbosity")
 BIAS_TITLES = {
     "anchoring": "Anchoring bias",
@@ -93,15 +97,19 @@ def _text(df: pd.DataFrame, column: str) -> pd.Series:
     return df[column].astype(object).where(df[column].notna(), "").astype(str)
 
 
-def answers(df: pd.DataFrame | None) -> pd.DataFrame:
+def answers(df: pd.DataFrame | None, notes: list[str] | None = None) -> pd.DataFrame:
     """One row per (study, dialogue, judge) with a choice (see the module docstring), with plain
-    text columns and a boolean `correct`; empty when there is nothing."""
+    text columns and a boolean `correct`; empty when there is nothing. Whether a choice is
+    right is read from `chosen_side` and `culprit_side` where both are there (`correct` is
+    derived from them in the export; a blank or edited `correct` had dropped or miscounted the
+    answer), else from `correct`. A biased dialogue's active side, when its letter is blank, is
+    taken from `signed_active_side` or `active_side`; what cannot be told is left out and said
+    in `notes`, rather than read as a baseline."""
+    notes = [] if notes is None else notes
     if df is None or df.empty:
-        return pd.DataFrame(columns=[*REQUIRED, "study", "active_side_letter", "variant", "side_a"])
-    missing = [c for c in REQUIRED if c not in df.columns]
-    if missing:
-        raise ValueError(f"table {TABLE!r} has no column {missing[0]!r} (needed for the LLM participants)")
-    out = df[df["chosen_side"].notna() & df["correct"].notna()].copy()
+        return pd.DataFrame(columns=[*REQUIRED, "study", "variant", "side_a"])
+    require(df, TABLE, REQUIRED, "the LLM participants")
+    out = typed(TABLE, df)  # raw text as exported, or typed already
     for column in (
         "study",
         "dialogue",
@@ -109,6 +117,7 @@ def answers(df: pd.DataFrame | None) -> pd.DataFrame:
         "condition",
         "judge",
         "chosen_side",
+        "culprit_side",
         "active_side_letter",
         "active_side",
         "variant",
@@ -116,12 +125,61 @@ def answers(df: pd.DataFrame | None) -> pd.DataFrame:
         "model",
     ):
         out[column] = _text(out, column)
-    out["correct"] = flag(out["correct"])
-    out["_row"] = range(len(out))
-    order = ["finished_at", "_row"] if "finished_at" in out.columns else ["_row"]
-    out = out.sort_values(order, na_position="first", kind="stable")
-    out = out.drop_duplicates(["study", "dialogue", "judge"], keep="last")
-    return out.sort_values("_row", kind="stable").drop(columns="_row").reset_index(drop=True)
+    out["condition"] = out["condition"].str.strip().str.lower()  # bias codes: "Baseline" is the baseline
+    unnamed = (out["dialogue"] == "") | (out["judge"] == "") | (out["condition"] == "")
+    if unnamed.any():
+        notes.append(
+            f"{TABLE}.csv: {int(unnamed.sum())} row(s) without their dialogue, judge or condition "
+            "left out: the export writes every one."
+        )
+    out = out[~unnamed & (out["chosen_side"] != "")].copy()
+    out["correct"] = _correct(out, notes)
+    out = out[out["correct"].notna()].copy()
+    out["active_side_letter"] = _active_letters(out, notes)
+    out = out[out["active_side_letter"].notna()].copy()
+    out["correct"] = out["correct"].astype(bool)
+    return last_answers(out, ["study", "dialogue", "judge"], TABLE, ["chosen_side", "correct"])
+
+
+def _correct(out: pd.DataFrame, notes: list[str]) -> pd.Series:
+    told = out["chosen_side"].isin(["A", "B"]) & out["culprit_side"].isin(["A", "B"])
+    derived = (out["chosen_side"] == out["culprit_side"]).astype("boolean").where(told, pd.NA)
+    given = out["correct"].astype("boolean")
+    clash = told & given.notna() & (given != derived).fillna(False)
+    if clash.any():
+        notes.append(
+            f"{TABLE}.csv: {int(clash.sum())} answer(s) whose `correct` disagrees with chosen_side and "
+            "culprit_side: counted by the sides."
+        )
+    return derived.fillna(given)
+
+
+def _active_letters(out: pd.DataFrame, notes: list[str]) -> pd.Series:
+    """The biased side's letter of each row ("" on a baseline dialogue); None where a biased
+    dialogue's row tells it nowhere."""
+    letters = out["active_side_letter"].astype(object)
+    baseline = out["condition"] == "baseline"
+    letters = letters.where(~baseline, "")
+    blank = ~baseline & ~letters.isin(["A", "B"])
+    if blank.any() and "signed_active_side" in out.columns:
+        signed = out["signed_active_side"].map({1: "A", -1: "B"})
+        letters = letters.where(~blank | signed.isna(), signed)
+        blank = ~baseline & ~letters.isin(["A", "B"])
+    if blank.any():
+        other = {"A": "B", "B": "A"}
+        role = out["active_side"]
+        by_role = [
+            culprit if r == "culprit" else other.get(culprit) if r == "rival" else None
+            for r, culprit in zip(role, out["culprit_side"])
+        ]
+        letters = letters.where(~blank, pd.Series(by_role, index=out.index, dtype=object))
+        blank = ~baseline & ~letters.isin(["A", "B"])
+    if blank.any():
+        notes.append(
+            f"{TABLE}.csv: {int(blank.sum())} answer(s) to a biased dialogue whose active side no column "
+            "tells (active_side_letter, signed_active_side, active_side with culprit_side) left out."
+        )
+    return letters.where(~blank, None)
 
 
 def judges(df: pd.DataFrame) -> list[str]:
@@ -254,8 +312,10 @@ def shifts_by_judge(rows31: list[dict], labels: list[str]) -> list[dict]:
 
 def analyse(df: pd.DataFrame | None) -> dict | None:
     """Every figure of the LLM participants (None when there are no answers):
-    {n {answers, dialogues, judges}, judges, table_31, by_judge, by_condition, shifts, overall}."""
-    data = answers(df)
+    {n {answers, dialogues, judges}, judges, table_31, by_judge, by_condition, shifts, overall,
+    warnings}."""
+    warnings: list[str] = []
+    data = answers(df, warnings)
     if data.empty:
         return None
     labels = judges(data)
@@ -268,6 +328,7 @@ def analyse(df: pd.DataFrame | None) -> dict | None:
         "by_judge": accuracy_by_judge(data),
         "by_condition": accuracy_by_condition(data),
         "shifts": shifts_by_judge(rows31, labels),
+        "warnings": warnings,
     }
 
 

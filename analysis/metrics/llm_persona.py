@@ -3,10 +3,11 @@ tables `llm_persona_judgements` (one row per human claim session judged by one m
 human's persona or naive) and `llm_strategy_ratings` (one row per debater, rater and strategy).
 
 Definitions, persona and naive judges:
-- Rows that count: the human is completed and not excluded (when the table says so), and the
-  judge gave a final answer. One answer per (study, session, judge, kind): when several jobs
-  judged the same session with the same judge label and kind, the last one (by
-  `finished_at`, then row order) counts. The humans are those of the judged sessions, one
+- Rows that count: the human is completed and not excluded, by the row's own columns and by
+  participants.csv (as the main analysis counts), and the judge gave a final answer. One
+  answer per (study, session, judge, kind): when several jobs judged the same session with
+  the same judge label and kind, the last one by `finished_at` counts (two different answers
+  at one time, or times that could not be read, are refused: `frames.last_answers`). The humans are those of the judged sessions, one
   row per (study, session).
 - Accuracy: answers matching the claim's truth label, before (initial) and after (final) the
   conversation, with 95% Wilson intervals; per judge and kind, and the humans; per protocol
@@ -24,9 +25,10 @@ Definitions, strategy ratings:
   per (study, session, debater, rater, strategy), the last one counting as above. A unit is
   one debater of one session (a debater configuration is its model and prompt).
 - Per strategy x debater configuration (and per strategy x whether the debater argued the
-  true answer, Table 3's C and I): each rater's mean score, the mean over all ratings, and
-  Table 3's figure: the share of units every rater found using the strategy (over the units
-  every rater rated).
+  true answer, Table 3's C and I, from `debater_side` and `truth`): each rater's mean score,
+  the mean over all ratings, and Table 3's figure: the share of units every rater of the
+  cell found using the strategy (over the units every rater of the cell rated; said when
+  that is not all of them). Ratings of excluded humans' sessions do not count.
 - Inter-rater agreement per strategy x configuration, over the units both raters of a pair
   rated, averaged over the pairs of raters (one pair by default): the exact agreement rate
   on levels, Cohen's kappa on levels (unweighted, four categories: p_e = sum over levels of
@@ -42,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.metrics.common import make_table, pct, rnd
-from analysis.metrics.frames import flag, read_csv, typed_by
+from analysis.metrics.frames import analysable, last_answers, read_csv, require, typed_by
 from analysis.metrics.intervals import proportion
 
 JUDGEMENTS = "llm_persona_judgements"
@@ -53,7 +55,7 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "study_sha256": "str",
         "job": "str",
         "item": "str",
-        "session": "int",
+        "session": "id",
         "participant_id": "id",
         "prolific_pid": "str",
         "participant_status": "code",
@@ -94,7 +96,7 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "study_sha256": "str",
         "job": "str",
         "item": "str",
-        "session": "int",
+        "session": "id",
         "participant_id": "id",
         "group": "str",
         "claim": "str",
@@ -146,26 +148,50 @@ def _text(df: pd.DataFrame, column: str) -> pd.Series:
     return values.where(values.notna() & (values.astype(str) != "None"), "").astype(str)
 
 
-def _last(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """One row per `keys`: the last by finished_at, then row order; kept in row order."""
-    out = df.copy()
-    out["_row"] = range(len(out))
-    order = ["finished_at", "_row"] if "finished_at" in out.columns else ["_row"]
-    out = out.sort_values(order, na_position="first", kind="stable").drop_duplicates(keys, keep="last")
-    return out.sort_values("_row", kind="stable").drop(columns="_row").reset_index(drop=True)
+def _kept(df: pd.DataFrame, table: str, participants: pd.DataFrame | None, notes: list[str]) -> pd.Series:
+    """The rows of completed, non-excluded humans, by every source that says (the row's own
+    columns and participants.csv, as the main analysis counts them: a human excluded in
+    participants.csv alone had still counted here). Without any source, every row counts: the
+    strategy ratings carry no status of their own, and join participants by participant_id."""
+    if not {"participant_status", "excluded"} & set(df.columns):
+        if participants is None:
+            return pd.Series(True, index=df.index)
+        if "participant_id" not in df.columns:
+            notes.append(
+                f"{table}.csv has no participant_id: the exclusions of participants.csv cannot be "
+                "applied to it, and all its rows count."
+            )
+            return pd.Series(True, index=df.index)
+    return pd.Series(analysable(df, table, participants), index=df.index)
+
+
+def _named(out: pd.DataFrame, table: str, columns: tuple[str, ...], notes: list[str]) -> pd.DataFrame:
+    """The rows whose identifying cells are all there; the others are dropped and said (a blank
+    judge was a judge named '', a blank session one human of many sessions)."""
+    blank = pd.Series(False, index=out.index)
+    for column in columns:
+        blank |= out[column].isna() | (out[column].astype(str).str.strip() == "")
+    if blank.any():
+        notes.append(
+            f"{table}.csv: {int(blank.sum())} row(s) without their {', '.join(columns)} left out: "
+            "the export writes every one."
+        )
+    return out[~blank]
 
 
 # --- persona and naive judges -------------------------------------------------------------------
 
 
-def judgements(df: pd.DataFrame | None) -> pd.DataFrame:
+def judgements(
+    df: pd.DataFrame | None, participants: pd.DataFrame | None = None, notes: list[str] | None = None
+) -> pd.DataFrame:
     """The answers that count (see the module docstring), with text columns and booleans
-    `truth_b`, `initial_b`, `final_b`, `human_initial_b`, `human_final_b` (None when missing)."""
+    `truth_b`, `initial_b`, `final_b`, `human_initial_b`, `human_final_b` (None when missing).
+    What was left out is said in `notes`."""
+    notes = [] if notes is None else notes
     if df is None or df.empty:
         return pd.DataFrame(columns=[*JUDGEMENT_REQUIRED, "study"])
-    missing = [c for c in JUDGEMENT_REQUIRED if c not in df.columns]
-    if missing:
-        raise ValueError(f"table {JUDGEMENTS!r} has no column {missing[0]!r} (needed for the LLM judges)")
+    require(df, JUDGEMENTS, JUDGEMENT_REQUIRED, "the LLM judges")
     out = typed(JUDGEMENTS, df)  # raw text as exported, or typed already
     for column in (
         "study",
@@ -176,7 +202,6 @@ def judgements(df: pd.DataFrame | None) -> pd.DataFrame:
         "judge_kind",
         "model",
         "group",
-        "participant_status",
         "initial_answer",
         "final_answer",
         "human_initial_answer",
@@ -187,15 +212,32 @@ def judgements(df: pd.DataFrame | None) -> pd.DataFrame:
             if column.endswith("answer") or column == "truth"
             else _text(out, column)
         )
+    out = _named(out, JUDGEMENTS, ("session", "judge", "claim"), notes)
     keep = out["final_answer"].isin(["true", "false"]) & out["truth"].isin(["true", "false"])
-    if "participant_status" in df.columns:
-        keep &= out["participant_status"].isin(["completed", ""])
-    if "excluded" in df.columns:
-        keep &= ~flag(out["excluded"])
-    out = _last(out[keep], ["study", "session", "judge", "judge_kind"])
+    keep &= _kept(out, JUDGEMENTS, participants, notes)
+    out = last_answers(
+        out[keep], ["study", "session", "judge", "judge_kind"], JUDGEMENTS, ["initial_answer", "final_answer"]
+    )
+    _one_human(out)
     for column in ("truth", "initial_answer", "final_answer", "human_initial_answer", "human_final_answer"):
         out[f"{column.removesuffix('_answer')}_b"] = out[column].map({"true": True, "false": False})
     return out
+
+
+def _one_human(out: pd.DataFrame) -> None:
+    """Every judge's row of a session repeats the session's claim, truth and human answers:
+    rows that disagree were edited, and which one the humans' figures took depended on row
+    order (a ValueError)."""
+    for column in ("claim", "truth", "human_initial_answer", "human_final_answer"):
+        varied = out.groupby(["study", "session"])[column].nunique()
+        if (varied > 1).any():
+            study, session = varied[varied > 1].index[0]
+            values = sorted(set(out.loc[(out["study"] == study) & (out["session"] == session), column]))
+            raise ValueError(
+                f"{JUDGEMENTS}.csv: the rows of session {session}{f' of study {study!r}' if study else ''} "
+                f"disagree on {column} ({', '.join(repr(v) for v in values)}), which the export writes "
+                "the same in each: likely edited. Make them agree."
+            )
 
 
 def kappa_binary(a: list[bool], b: list[bool]) -> float | None:
@@ -321,10 +363,12 @@ def by_claim(df: pd.DataFrame) -> list[dict]:
     return rows
 
 
-def analyse_judges(df: pd.DataFrame | None) -> dict | None:
+def analyse_judges(
+    df: pd.DataFrame | None, participants: pd.DataFrame | None = None, notes: list[str] | None = None
+) -> dict | None:
     """The persona and naive judges' figures (None without answers):
     {n {answers, sessions, claims, judges}, accuracy, agreement, by_claim}."""
-    data = judgements(df)
+    data = judgements(df, participants, notes)
     if data.empty:
         return None
     return {
@@ -343,22 +387,59 @@ def analyse_judges(df: pd.DataFrame | None) -> dict | None:
 # --- strategy ratings ---------------------------------------------------------------------------
 
 
-def ratings(df: pd.DataFrame | None) -> pd.DataFrame:
-    """The ratings that count (one per study, session, debater, rater, strategy; levels known),
-    with text columns, `score` 0-3 and boolean `detected`, `correct`."""
+def ratings(
+    df: pd.DataFrame | None, participants: pd.DataFrame | None = None, notes: list[str] | None = None
+) -> pd.DataFrame:
+    """The ratings that count (one per study, session, debater, rater, strategy; levels known;
+    the sessions of completed, non-excluded humans), with text columns, `score` 0-3, boolean
+    `detected` and `correct` (whether the debater argued the claim's truth: from
+    `debater_side` and `truth` where both are there, else `debater_correct`; None when
+    neither tells)."""
+    notes = [] if notes is None else notes
     if df is None or df.empty:
         return pd.DataFrame(columns=[*RATING_REQUIRED, "study"])
-    missing = [c for c in RATING_REQUIRED if c not in df.columns]
-    if missing:
-        raise ValueError(f"table {RATINGS!r} has no column {missing[0]!r} (needed for the strategy ratings)")
+    require(df, RATINGS, RATING_REQUIRED, "the strategy ratings")
     out = typed(RATINGS, df)
-    for column in ("study", "debater", "rater", "strategy", "level", "debater_config"):
+    for column in (
+        "study",
+        "debater",
+        "rater",
+        "strategy",
+        "level",
+        "debater_config",
+        "debater_side",
+        "truth",
+    ):
         out[column] = _text(out, column)
     out["level"] = out["level"].str.lower()
-    out = _last(out[out["level"].isin(LEVELS)], ["study", "session", "debater", "rater", "strategy"])
+    out = _named(out, RATINGS, ("session", "debater", "rater", "strategy"), notes)
+    keep = out["level"].isin(LEVELS) & _kept(out, RATINGS, participants, notes)
+    out = last_answers(out[keep], ["study", "session", "debater", "rater", "strategy"], RATINGS, ["level"])
     out["score"] = out["level"].map({level: n for n, level in enumerate(LEVELS)}).astype(int)
     out["detected"] = out["score"] > 0
-    out["correct"] = flag(out["debater_correct"]) if "debater_correct" in out.columns else False
+    sides = out["debater_side"].str.lower()
+    truth = out["truth"].str.lower()
+    told = sides.isin(["true", "false"]) & truth.isin(["true", "false"])
+    given = (
+        out["debater_correct"].astype("boolean")
+        if "debater_correct" in out.columns
+        else pd.Series(pd.NA, index=out.index, dtype="boolean")
+    )
+    derived = (sides == truth).astype("boolean").where(told, pd.NA)
+    clash = told & given.notna() & (given != derived).fillna(False)
+    if clash.any():
+        notes.append(
+            f"{RATINGS}.csv: {int(clash.sum())} rating(s) whose debater_correct disagrees with "
+            "debater_side and truth: counted by debater_side and truth."
+        )
+    correct = derived.fillna(given)
+    unknown = correct.isna()
+    if unknown.any():
+        notes.append(
+            f"{RATINGS}.csv: {int(unknown.sum())} rating(s) that tell neither debater_correct nor "
+            "debater_side and truth: left out of the table by correctness (C/I)."
+        )
+    out["correct"] = correct.astype(object).where(~unknown, None)
     return out
 
 
@@ -412,22 +493,44 @@ def _cell(part: pd.DataFrame, raters: list[str]) -> dict:
 
 def strategy_table(df: pd.DataFrame, by: str = "debater_config") -> list[dict]:
     """[{strategy, <by>, units, mean, by_rater, detected_by_all, pairs, agreement, kappa_levels,
-    kappa_detected}] per strategy (first-seen order) x value of `by` (sorted)."""
-    raters = list(dict.fromkeys(df["rater"]))
+    kappa_detected}] per strategy (first-seen order) x value of `by` (sorted; rows where it is
+    None left out). Each cell's raters are those who rated in it: a rater of some strategies
+    only left the others' cells without a unit every rater had rated."""
     rows = []
     for strategy in dict.fromkeys(df["strategy"]):
         part = df[df["strategy"] == strategy]
-        for value in sorted(set(part[by])):
-            rows.append({"strategy": strategy, by: value, **_cell(part[part[by] == value], raters)})
+        for value in sorted(set(part[by]) - {None}):
+            cell = part[part[by] == value]
+            rows.append({"strategy": strategy, by: value, **_cell(cell, list(dict.fromkeys(cell["rater"])))})
     return rows
 
 
-def analyse_strategies(df: pd.DataFrame | None) -> dict | None:
+def _partial_raters(cells: list[dict]) -> list[str]:
+    """Said when a rater rated only some debaters of a cell: "detected by every rater" then
+    counts the debaters every rater rated."""
+    partial = [c for c in cells if c["detected_by_all"]["n"] < c["units"]]
+    if not partial:
+        return []
+    cell = partial[0]
+    return [
+        f"Strategy ratings: in {len(partial)} cell(s) of Table 3 not every rater "
+        f"rated every debater (e.g. {cell['strategy']} x {cell['debater_config'] or '—'}: "
+        f"{cell['detected_by_all']['n']} of {cell['units']} debaters rated by all): 'Detected by "
+        "every rater' counts those only."
+    ]
+
+
+def analyse_strategies(
+    df: pd.DataFrame | None, participants: pd.DataFrame | None = None, notes: list[str] | None = None
+) -> dict | None:
     """The strategy ratings' figures (None without ratings): {n {ratings, units, raters,
     strategies}, raters, by_config, by_correctness}."""
-    data = ratings(df)
+    notes = [] if notes is None else notes
+    data = ratings(df, participants, notes)
     if data.empty:
         return None
+    by_config = strategy_table(data, "debater_config")
+    notes += _partial_raters(by_config)
     return {
         "n": {
             "ratings": int(len(data)),
@@ -436,15 +539,24 @@ def analyse_strategies(df: pd.DataFrame | None) -> dict | None:
             "strategies": int(data["strategy"].nunique()),
         },
         "raters": list(dict.fromkeys(data["rater"])),
-        "by_config": strategy_table(data, "debater_config"),
+        "by_config": by_config,
         "by_correctness": strategy_table(data, "correct"),
     }
 
 
-def analyse(judgement_df: pd.DataFrame | None, rating_df: pd.DataFrame | None) -> dict | None:
-    """{judges, strategies} (either None without its data); None when there are neither."""
-    found = {"judges": analyse_judges(judgement_df), "strategies": analyse_strategies(rating_df)}
-    return found if any(found.values()) else None
+def analyse(
+    judgement_df: pd.DataFrame | None,
+    rating_df: pd.DataFrame | None,
+    participants: pd.DataFrame | None = None,
+) -> dict | None:
+    """{judges, strategies, warnings} (either None without its data); None when there are
+    neither. `participants`: participants.csv, whose exclusions count here too."""
+    warnings: list[str] = []
+    found = {
+        "judges": analyse_judges(judgement_df, participants, warnings),
+        "strategies": analyse_strategies(rating_df, participants, warnings),
+    }
+    return {**found, "warnings": warnings} if any(found.values()) else None
 
 
 # --- the report's tables ---------------------------------------------------------------------------

@@ -35,7 +35,8 @@ Design A (paper 000; tables judgements, optional participants and responses):
     detection_accuracy, detection_following  Tables 44-45: [{level, met, not_met, diff_pp, p}]
     expertise         Figure 15: {key, levels [{level, label, accuracy, followed}], unanswered}
     llm_participants  Tables 30-34 (optional table llm_judgements; None without it):
-                      llm_judges.analyse: {n, judges, table_31, overall, by_judge, by_condition, shifts}
+                      llm_judges.analyse: {n, judges, table_31, overall, by_judge, by_condition, shifts,
+                      warnings (also in the results' warnings)}
     tables keys       table_35, figure_5, accuracy_by_condition, table_39, table_40, table_41,
                       table_42, table_43, table_44, table_45, figure_15, then table_31,
                       llm_accuracy_by_judge, llm_accuracy_by_condition (or llm_participants, a note)
@@ -57,7 +58,8 @@ Design B (paper 001; tables claim_judgements, optional participants and response
     llm_judges        paper 001 Study II and Table 3 (optional tables llm_persona_judgements and
                       llm_strategy_ratings; None without either): llm_persona.analyse: {judges
                       {n, accuracy, agreement, by_claim} or None, strategies {n, raters,
-                      by_config, by_correctness} or None}
+                      by_config, by_correctness} or None, warnings}
+    warnings          what the LLM judges' tables could not count (rows left out, ...)
     tables keys       exclusion_flow, fill, figure_1, protocol_comparison, table_1, figure_3,
                       table_2, brier, calibration, mixed_models, then llm_judges_accuracy,
                       llm_judges_agreement, llm_judges_by_claim, llm_strategies,
@@ -301,6 +303,7 @@ def _design_a(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
             "expertise_key to choose."
         )
     llm_participants = llm_judges.analyse(frames.get(llm_judges.TABLE))  # None without any
+    warnings += llm_participants["warnings"] if llm_participants else []
     keys = participant_key(df, uses_study(df))
     results = {
         "n": {
@@ -605,7 +608,11 @@ def _design_b(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
     else:
         skipped["mixed_models"] = "no analysed sessions"
     keys = participant_key(df, uses_study(df))
+    llm_judges_b = llm_persona.analyse(
+        frames.get(llm_persona.JUDGEMENTS), frames.get(llm_persona.RATINGS), participants
+    )
     results = {
+        "warnings": list(llm_judges_b["warnings"]) if llm_judges_b else [],
         "n": {
             "participants": _count_of(frames, "claim_judgements"),
             "sessions": int(len(sessions)),
@@ -626,9 +633,7 @@ def _design_b(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
         "calibration": live.calibration(df, int(options["calibration_bins"])),
         "mixed_models": models,
         # Persona/naive judges and strategy raters (optional tables; None without them).
-        "llm_judges": llm_persona.analyse(
-            frames.get(llm_persona.JUDGEMENTS), frames.get(llm_persona.RATINGS)
-        ),
+        "llm_judges": llm_judges_b,
         "skipped": skipped,
     }
     results["tables"] = _tables_b(results)

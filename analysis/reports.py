@@ -26,7 +26,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import close_old_connections, transaction
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.template.loader import render_to_string
 from django.utils import timezone
 
@@ -364,12 +364,15 @@ def _zip_data(folder: Path) -> bytes:
 
 
 def reports_prune(*, study: Study) -> int:
-    """Keep the study's last REPORTS_KEPT finished reports, and apart from them its last
-    REPORTS_KEPT finished pilot reports; delete the older ones."""
+    """Keep the study's last REPORTS_KEPT finished nightly reports, apart from them its last
+    REPORTS_KEPT reports asked for (admin, API, command), and its last REPORTS_KEPT pilot
+    reports; delete the older ones. Kept apart, reports asked for one after another (anyone
+    who may ask, a script's loop) cannot push the nightly history out."""
     old: list[int] = []
-    for of_pilots in (False, True):
+    nightly = Q(trigger=Report.Trigger.NIGHTLY)
+    for of_pilots, which in ((False, nightly), (False, ~nightly), (True, Q())):
         finished = study_reports(study, pilots=of_pilots).filter(
-            status__in=[Report.Status.DONE, Report.Status.FAILED]
+            which, status__in=[Report.Status.DONE, Report.Status.FAILED]
         )
         old += finished.order_by("-created_at").values_list("pk", flat=True)[settings.REPORTS_KEPT :]
     Report.objects.filter(pk__in=old).delete()

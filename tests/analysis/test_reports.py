@@ -206,6 +206,23 @@ class TestStoredReports:
         assert reports_prune(study=mystery_study) == 2
         assert Report.objects.count() == 2
 
+    def test_reports_asked_for_again_and_again_keep_the_nightly_ones(self, mystery_study, settings):
+        """Anyone who may ask for a report could erase the study's nightly history by asking
+        REPORTS_KEPT times."""
+        settings.REPORTS_KEPT = 2
+        now = timezone.now()
+        for hours, trigger in enumerate(["api"] * 4 + ["nightly"] * 3):
+            Report.objects.create(
+                study=mystery_study,
+                design="A",
+                trigger=trigger,
+                status="done",
+                created_at=now - timedelta(hours=hours),
+            )
+        assert reports_prune(study=mystery_study) == 3
+        kept = Report.objects.order_by("-created_at").values_list("trigger", flat=True)
+        assert list(kept) == ["api", "api", "nightly", "nightly"]
+
     def test_the_nightly_task_queues_live_and_recently_closed_studies(self, mystery_study, pairs_study, db):
         closed_long_ago = build_study([CONSENT_STEP, DEBRIEF_STEP])  # a study the analysis does not know
         Study.objects.filter(pk=pairs_study.pk).update(

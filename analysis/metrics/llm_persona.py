@@ -7,8 +7,8 @@ Definitions, persona and naive judges:
   participants.csv (as the main analysis counts), and the judge gave a final answer. One
   answer per (study, session, judge, kind): when several jobs judged the same session with
   the same judge label and kind, the last one by `finished_at` counts (two different answers
-  at one time, or times that could not be read, are refused: `frames.last_answers`). The humans are those of the judged sessions, one
-  row per (study, session).
+  at one time, or times that could not be read, are refused: `frames.last_answers`). The
+  humans are those of the judged sessions, one row per (study, session).
 - Accuracy: answers matching the claim's truth label, before (initial) and after (final) the
   conversation, with 95% Wilson intervals; per judge and kind, and the humans; per protocol
   and all protocols pooled.

@@ -4,9 +4,12 @@ uses it."""
 
 from __future__ import annotations
 
+import logging
+
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.db.models import QuerySet
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
@@ -15,7 +18,13 @@ from django.urls import path
 from debates.formats import format_context
 from debates.imports import ImportInvalid, decode
 
+log = logging.getLogger(__name__)
+
 MAX_UPLOAD = 5 * 1024 * 1024
+NOT_IMPORTED = (
+    "The file was not imported: an unexpected error stopped the import, so nothing was changed. "
+    "The error is logged for the maintainers."
+)
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -44,7 +53,9 @@ class ImportForm(forms.Form):
 def import_page(model_admin, request, *, perm: str, title: str, form_class, run, done: str, fmt: str):
     """An upload page: `run(form.cleaned_data, upload_text, filename)` imports and returns the
     success message, or raises ImportInvalid, whose problems (with their lines) are listed.
-    The page links the format's documentation, schema and examples (`debates.formats`)."""
+    Any other error rolls the import back and is logged; the page says the file was not
+    imported rather than answering 500. The page links the format's documentation, schema and
+    examples (`debates.formats`)."""
     if not request.user.has_perm(perm):
         return redirect("admin:index")
     form = form_class(request.POST or None, request.FILES or None)
@@ -52,9 +63,16 @@ def import_page(model_admin, request, *, perm: str, title: str, form_class, run,
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
-            message = run(form.cleaned_data, decode(upload.read()), upload.name)
+            with transaction.atomic():
+                message = run(form.cleaned_data, decode(upload.read()), upload.name)
         except ImportInvalid as invalid:
             problems = invalid.problems
+        except Exception:
+            # Something the checks let through and the database refused, or a bug: the file's
+            # problems cannot be listed, but the staff member should still learn that nothing
+            # was imported (a 500 page does not say so), and the maintainers get the traceback.
+            log.exception("Import of %r at %s failed", upload.name, request.path)
+            model_admin.message_user(request, NOT_IMPORTED, messages.ERROR)
         else:
             model_admin.message_user(request, message, messages.SUCCESS)
             return redirect(done)

@@ -19,8 +19,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db.backends.base.operations import BaseDatabaseOperations
+from django.db.models import Field
 
 SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,78}[a-z0-9])?$")
+# C0 control characters other than tab, line feed and carriage return: PostgreSQL refuses NUL
+# in text (an error on writing, after the file was found clean), and none of the others
+# belongs in a dialogue, claim or excerpt.
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
 # --- Problems ----------------------------------------------------------------------------
@@ -45,7 +51,11 @@ class ImportInvalid(Exception):
 
 # --- JSON with line numbers --------------------------------------------------------------
 
-_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
+# ASCII digits only: `\d` also matches other scripts' digits, which JSON does not allow.
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+# No field takes a whole number of more digits (a bigint has 19), and Python refuses to read
+# one of more than 4300 (a ValueError, not a problem with a line).
+_MAX_DIGITS = 19
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 _MAX_DEPTH = 200
 
@@ -124,9 +134,14 @@ class _Parser:
                 return result
         match = _NUMBER.match(self.text, self.i)
         if match:
-            self.i = match.end()
             raw = match.group()
-            return float(raw) if any(c in raw for c in ".eE") else int(raw)
+            if any(c in raw for c in ".eE"):
+                self.i = match.end()
+                return float(raw)
+            if len(raw.lstrip("-")) > _MAX_DIGITS:
+                raise self.fail(f"number out of range (more than {_MAX_DIGITS} digits)")
+            self.i = match.end()
+            return int(raw)
         raise self.fail(f"unexpected character {ch!r}")
 
     def enter(self) -> None:
@@ -218,12 +233,15 @@ class _Parser:
             parts.append(self.escape())
 
     def escape(self) -> str:
+        """The character of the escape after a backslash. Escapes of characters text cannot
+        hold are refused here, where their line is known: a control character (`CONTROL`), or
+        half of a surrogate pair without its other half (it cannot be written as UTF-8)."""
         if self.i >= len(self.text):
             raise self.fail("unterminated string")
-        ch = self.text[self.i]
+        start, ch = self.i - 1, self.text[self.i]
         if ch in _ESCAPES:
             self.i += 1
-            return _ESCAPES[ch]
+            return self.allowed(_ESCAPES[ch], start)
         if ch == "u":
             code = self.hex4(self.i + 1)
             self.i += 5
@@ -232,8 +250,15 @@ class _Parser:
                 if 0xDC00 <= low < 0xE000:
                     self.i += 6
                     return chr(0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00))
-            return chr(code)
+            if 0xD800 <= code < 0xE000:
+                raise self.fail(f"\\u{code:04x} is half of a surrogate pair, without its other half", start)
+            return self.allowed(chr(code), start)
         raise self.fail(f"bad escape \\{ch}")
+
+    def allowed(self, char: str, start: int) -> str:
+        if CONTROL.match(char):
+            raise self.fail(f"a control character (U+{ord(char):04X}) is not allowed in text", start)
+        return char
 
     def hex4(self, at: int) -> int:
         digits = self.text[at : at + 4]
@@ -249,6 +274,18 @@ def loads(text: str):
 
 
 # --- Checking a JSON document ------------------------------------------------------------
+
+
+def integer_problem(value: int, field: Field, *, minimum: int | None = None) -> str | None:
+    """Why `value` cannot go into the integer model `field`, or None. The bounds are the
+    field's own on every database (PostgreSQL's smallint, integer, bigint), not the
+    connection's: SQLite would take more, and PostgreSQL silently wraps a number past them
+    (4294967301 stored as 5), so a file must be refused the same everywhere."""
+    low, high = BaseDatabaseOperations.integer_field_ranges[field.get_internal_type()]
+    low = low if minimum is None else max(low, minimum)
+    if low <= value <= high:
+        return None
+    return f"must be a whole number from {low} to {high}"
 
 
 @dataclass
@@ -271,6 +308,24 @@ class Checker:
         if not ok:
             names = {str: "a string", int: "a whole number", list: "a list", dict: "an object"}
             self.add(obj.key_line(key), f"{path}.{key}", f"must be {names.get(kind, kind.__name__)}")
+            return None
+        return value
+
+    def integer(
+        self,
+        obj: PosDict,
+        key: str,
+        path: str,
+        *,
+        field: Field,
+        minimum: int | None = None,
+        required: bool = True,
+    ) -> int | None:
+        """A whole number that `field` can store (`integer_problem`), at least `minimum`."""
+        value = self.get(obj, key, path, int, required=required)
+        problem = None if value is None else integer_problem(value, field, minimum=minimum)
+        if problem:
+            self.add(obj.key_line(key), f"{path}.{key}", problem)
             return None
         return value
 
@@ -349,8 +404,9 @@ def open_document(text: str, format_name: str, keys: set[str]) -> tuple[PosDict,
 
 def csv_rows(text: str, columns: list[str], problems: list[ImportProblem]) -> Iterator[tuple[int, dict]]:
     """The rows of a CSV import whose header is exactly `columns` (in any letter case), as
-    (line, {column: cell}). Blank rows are skipped; a row of the wrong width, or text that
-    is not CSV, is added to `problems`. A missing or wrong header raises ImportInvalid."""
+    (line, {column: cell}). Blank rows are skipped; a row of the wrong width, a cell with a
+    control character (`CONTROL`), or text that is not CSV, is added to `problems`. A missing
+    or wrong header raises ImportInvalid."""
     reader = csv.reader(io.StringIO(text))
     try:
         header = [h.strip().lower() for h in next(reader)]
@@ -366,7 +422,13 @@ def csv_rows(text: str, columns: list[str], problems: list[ImportProblem]) -> It
                 message = f"has {len(row)} columns, expected {len(columns)}"
                 problems.append(ImportProblem(reader.line_num, "", message))
                 continue
-            yield reader.line_num, dict(zip(columns, row))
+            cells = dict(zip(columns, row))
+            controls = [(name, found.group()) for name in columns if (found := CONTROL.search(cells[name]))]
+            for name, char in controls:
+                message = f"a control character (U+{ord(char):04X}) is not allowed in text"
+                problems.append(ImportProblem(reader.line_num, name, message))
+            if not controls:
+                yield reader.line_num, cells
     except csv.Error as error:
         problems.append(ImportProblem(reader.line_num, "", f"not valid CSV: {error}"))
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Iterator
 
 from django.db import transaction
@@ -20,6 +21,7 @@ from debates.imports import (
     PosDict,
     PosList,
     csv_rows,
+    integer_problem,
     looks_like_json,
     open_document,
 )
@@ -113,10 +115,9 @@ def _parse_json(text: str) -> tuple[dict, list[ExcerptSpec], list[tuple[int, str
     check.unknown_keys(meta, SET_FIELDS, "set")
     values = {"slug": check.slug(meta, "slug", "set"), "title": check.text(meta, "title", "set", max_len=200)}
     for name in ("seed", "excerpt_turns", "per_pair", "annotations_per_instance"):
-        value = check.get(meta, name, "set", int, required=False)
+        field = InstanceSet._meta.get_field(name)
+        value = check.integer(meta, name, "set", field=field, minimum=1, required=False)
         if value is not None:
-            if value < 1:
-                check.add(meta.key_line(name), f"set.{name}", "must be 1 or more")
             values[name] = value
     if "topic_label" in meta:
         values["topic_label"] = check.text(meta, "topic_label", "set", max_len=200, required=False) or ""
@@ -139,7 +140,7 @@ def _parse_json(text: str) -> tuple[dict, list[ExcerptSpec], list[tuple[int, str
         instances = []
         raw = check.get(doc, "instances", "instances", list) or PosList()
         for _, obj, path in check.objects(raw, "instances"):
-            number = check.get(obj, "number", path, int)
+            number = check.integer(obj, "number", path, field=Instance._meta.get_field("number"))
             first = check.text(obj, "excerpt_1", path, max_len=200)
             second = check.text(obj, "excerpt_2", path, max_len=200)
             for name, key in (("excerpt_1", first), ("excerpt_2", second)):
@@ -154,7 +155,7 @@ def _parse_json(text: str) -> tuple[dict, list[ExcerptSpec], list[tuple[int, str
 def _check_pairs(check: Checker, instances: list, by_key: dict) -> None:
     numbers = set()
     for number, first, second, line, path in instances:
-        if number in numbers:
+        if number is not None and number in numbers:
             check.add(line, f"{path}.number", f"number {number} appears twice")
         numbers.add(number)
         a, b = by_key.get(first), by_key.get(second)
@@ -169,10 +170,12 @@ def _parse_csv(text: str) -> tuple[list[ExcerptSpec], list[tuple[int, str, str]]
     excerpts: dict[str, ExcerptSpec] = {}
     instances, numbers = [], set()
     for line, cells in csv_rows(text, CSV_COLUMNS, problems):
-        if not cells["number"].isdigit() or cells["number"] in numbers:
-            problems.append(ImportProblem(line, "number", "must be a whole number, unique"))
+        problem = _number_problem(cells["number"], numbers)
+        if problem:
+            problems.append(ImportProblem(line, "number", problem))
             continue
-        numbers.add(cells["number"])
+        number = int(cells["number"])
+        numbers.add(number)
         keys = []
         for n in (1, 2):
             spec = _csv_excerpt(line, n, cells, problems)
@@ -185,10 +188,21 @@ def _parse_csv(text: str) -> tuple[list[ExcerptSpec], list[tuple[int, str, str]]
                 problems.append(
                     ImportProblem(line, "", "the excerpts must come from different debates, same stance")
                 )
-            instances.append((int(cells["number"]), keys[0], keys[1]))
+            instances.append((number, keys[0], keys[1]))
     if problems:
         raise ImportInvalid(problems)
     return list(excerpts.values()), instances
+
+
+def _number_problem(cell: str, numbers: set[int]) -> str | None:
+    """Why a CSV cell is not a new instance number: it must be ASCII digits (`str.isdigit`
+    also takes "²", which `int` refuses), within the field's range (past it PostgreSQL wraps
+    the number), and not one of `numbers`, those of the rows before."""
+    if not re.fullmatch("[0-9]{1,19}", cell):
+        return "must be a whole number"
+    number = int(cell)
+    problem = integer_problem(number, Instance._meta.get_field("number"))
+    return problem or (f"number {number} appears twice" if number in numbers else None)
 
 
 def _csv_excerpt(line: int, n: int, cells: dict, problems: list) -> ExcerptSpec | None:

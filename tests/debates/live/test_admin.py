@@ -22,6 +22,21 @@ class TestLiveDebatesAdmin:
         assert "Imported: claims: 1 new" in response.content.decode()
         assert Claim.objects.get().truth is False
 
+    def test_a_nul_byte_in_a_csv_cell_is_listed_as_a_problem_not_a_server_error(self, experimenter):
+        """PostgreSQL refuses NUL in text: the clean-looking file failed on writing (a 500)."""
+        body = (
+            b"slug,text,truth,domain,side,source_title,source_excerpt,source_url\n"
+            b"tea,Tea dehydrates\x00 you.,false,health,false,Fluid balance,Tea counts as fluid.,\n"
+        )
+        response = experimenter.post(
+            "/admin/debates/claim/import/", {"file": SimpleUploadedFile("claims.csv", body)}
+        )
+        assert response.status_code == 200
+        assert (
+            "line 2, text: a control character (U+0000) is not allowed in text" in response.content.decode()
+        )
+        assert not Claim.objects.exists()
+
     def test_a_prompt_template_with_an_unknown_placeholder_is_refused(self, experimenter, db):
         config = DebaterConfig.objects.create(name="draft-debater")  # no running study uses it
         response = experimenter.post(

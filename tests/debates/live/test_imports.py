@@ -77,6 +77,16 @@ class TestJSON:
         assert all(p.startswith("line ") for p in found)
         assert not Claim.objects.exists()
 
+    def test_a_nul_in_text_is_refused_with_its_line(self):
+        """PostgreSQL refuses NUL in text: the file passed the checks, then the write failed (a
+        500 on the admin's import page)."""
+        text = document(claim(), claim(slug="nul", text="Before\u0000after."))
+        line = next(n for n, text_line in enumerate(text.splitlines(), 1) if "Before" in text_line)
+        assert problems(text) == [
+            f"line {line}: not valid JSON: a control character (U+0000) is not allowed in text"
+        ]
+        assert not Claim.objects.exists()
+
     def test_a_claim_participants_judged_cannot_change_its_truth(self, claim_study):
         from tests.support.cast import Walker
 
@@ -122,6 +132,15 @@ class TestCSV:
         assert "line 3, text: differs from the first row of 'sea-salt' (line 2)" in found
         assert "line 4, truth: must be true or false" in found
         assert "line 5: has 2 columns, expected 8" in found
+        assert not Claim.objects.exists()
+
+    def test_a_control_character_in_a_cell_is_refused_with_its_line_and_column(self):
+        text = HEADER + (
+            "sea-salt,Sea salt has less sodium.,false,nutrition,true,Mineral salts,Coarse crystals.,\n"
+            "tea,Tea dehydrates you.,false,health,false,Fluid balance,Tea counts\x00 as fluid.,\n"
+        )
+        found = problems(text, "claims.csv")
+        assert found == ["line 3, source_excerpt: a control character (U+0000) is not allowed in text"]
         assert not Claim.objects.exists()
 
     def test_a_wrong_header_is_refused(self):

@@ -339,6 +339,12 @@ class TestQuotas:
 # --- Import, export, ranking -------------------------------------------------------------------
 
 
+def bad_set_problems(text: str) -> list[str]:
+    with pytest.raises(ImportInvalid) as info:
+        set_import(text=text)
+    return [str(p) for p in info.value.problems]
+
+
 @pytest.mark.django_db
 class TestInstanceSetFiles:
     def test_json_and_csv_round_trip(self, pairs_study):
@@ -390,6 +396,53 @@ class TestInstanceSetFiles:
         with pytest.raises(ImportInvalid) as info:
             set_import(text=out.getvalue(), filename="x.csv", into=target)
         assert "excerpt_1_turns: write each turn as 'A: text' or 'B: text'" in str(info.value.problems[0])
+
+    def test_numbers_past_their_fields_range_are_refused_and_nothing_is_written(self, pairs_study):
+        doc = json.loads(set_json(InstanceSet.objects.get()))
+        doc["set"].update(slug="too-big", seed=4294967301, excerpt_turns=65540, per_pair=0)
+        doc["instances"][0]["number"] = -1
+        doc["instances"][1]["number"] = 2**31
+        problems = bad_set_problems(json.dumps(doc, indent=1))
+        assert all(p.startswith("line ") for p in problems)
+        for expected in [
+            "set.seed: must be a whole number from 1 to 2147483647",
+            "set.excerpt_turns: must be a whole number from 1 to 32767",
+            "set.per_pair: must be a whole number from 1 to 32767",
+            "instances[0].number: must be a whole number from 0 to 2147483647",
+            "instances[1].number: must be a whole number from 0 to 2147483647",
+        ]:
+            assert any(p.endswith(expected) for p in problems), expected
+        assert not InstanceSet.objects.filter(slug="too-big").exists()
+
+    def test_a_csv_instance_number_must_be_ascii_digits_in_range_and_unique(self, pairs_study):
+        lines = list(csv.reader(io.StringIO("".join(set_csv_lines(InstanceSet.objects.get())))))
+        lines[1][0], lines[2][0], lines[3][0], lines[4][0] = "\u00b2", str(2**31), "01", "1"
+        out = io.StringIO()
+        csv.writer(out).writerows(lines)
+        target = InstanceSet.objects.create(slug="target", title="t")
+        with pytest.raises(ImportInvalid) as info:
+            set_import(text=out.getvalue(), filename="x.csv", into=target)
+        assert [f"{p.path}: {p.message}" for p in info.value.problems] == [
+            "number: must be a whole number",
+            "number: must be a whole number from 0 to 2147483647",
+            "number: number 1 appears twice",
+        ]
+        assert not target.instances.exists()
+
+    @pytest.mark.postgres
+    def test_on_postgresql_a_number_that_would_wrap_is_refused_not_stored_wrapped(self, pairs_study):
+        """PostgreSQL binds 4294967301 as a 4-byte integer, 5, and 65540 as a 2-byte one, 4:
+        the set was stored with them and reported imported. 65535 wrapped to -1 and broke the
+        field's check constraint (a 500)."""
+        pool = InstanceSet.objects.get()
+        for slug, seed, turns in [("wrapped", 4294967301, 65540), ("negative", 1, 65535)]:
+            doc = json.loads(set_json(pool))
+            doc["set"].update(slug=slug, seed=seed, excerpt_turns=turns)
+            del doc["instances"]
+            problems = bad_set_problems(json.dumps(doc, indent=1))
+            assert any("set.excerpt_turns: must be a whole number from 1 to 32767" in p for p in problems)
+            assert not InstanceSet.objects.filter(slug=slug).exists()
+        assert InstanceSet.objects.get() == pool
 
     def test_the_import_command_reads_a_json_set_and_names_the_lines_of_a_bad_one(
         self, pairs_study, tmp_path

@@ -6,16 +6,22 @@ from __future__ import annotations
 
 import re
 from functools import wraps
-from itertools import islice
 
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
-from rest_framework.decorators import api_view, permission_classes
+from rest_framework.decorators import (
+    api_view,
+    content_negotiation_class,
+    permission_classes,
+    renderer_classes,
+)
 from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.permissions import IsAuthenticated
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse as api_reverse
@@ -83,7 +89,7 @@ def _study_summary(request: Request, study: Study) -> dict:
 @extend_schema(
     responses=StudySerializer(many=True), summary="The studies you may see", operation_id="studies_list"
 )
-@api_view(["GET"])
+@api_view(["GET", "HEAD"])
 @permission_classes([IsAuthenticated])
 def studies(request: Request) -> Response:
     visible = studies_visible_to(request.user).order_by("-created_at")
@@ -94,7 +100,7 @@ def studies(request: Request) -> Response:
 @extend_schema(
     responses=OpenApiTypes.OBJECT, summary="A study: its configuration and links", operation_id="study_detail"
 )
-@api_view(["GET"])
+@api_view(["GET", "HEAD"])
 @permission_classes([IsAuthenticated])
 def study(request: Request, slug: str) -> Response:
     found = _study(request, slug)
@@ -113,7 +119,7 @@ def study(request: Request, slug: str) -> Response:
     summary="Live progress: counts per step, fill, exclusions",
     operation_id="study_progress",
 )
-@api_view(["GET"])
+@api_view(["GET", "HEAD"])
 @permission_classes([IsAuthenticated])
 def progress(request: Request, slug: str) -> Response:
     found = _study(request, slug)
@@ -130,7 +136,7 @@ def progress(request: Request, slug: str) -> Response:
     summary="The study's export tables and their columns",
     operation_id="study_tables",
 )
-@api_view(["GET"])
+@api_view(["GET", "HEAD"])
 @permission_classes([IsAuthenticated])
 def tables(request: Request, slug: str) -> Response:
     _study(request, slug)
@@ -160,13 +166,14 @@ def tables(request: Request, slug: str) -> Response:
     summary="One export table as JSON, a page of rows at a time",
     operation_id="study_table_json",
 )
-@api_view(["GET"])
+@api_view(["GET", "HEAD"])
 @permission_classes([IsAuthenticated])
 def table(request: Request, slug: str, name: str) -> Response:
     found, chosen = _study(request, slug), _table(name)
     page, size = _positive(request, "page", 1), min(_positive(request, "page_size", PAGE_SIZE), MAX_PAGE_SIZE)
     raw = sees_raw_ids(request.user)
-    rows = islice(chosen.rows_for(found), (page - 1) * size, page * size + 1)
+    # One row past the page says whether there is a next one.
+    rows = chosen.rows_for(found, slice((page - 1) * size, page * size + 1))
     shown = []
     for row in rows:
         if not raw:
@@ -187,23 +194,42 @@ def table(request: Request, slug: str, name: str) -> Response:
     )
 
 
+class CSVWhateverAccepted(BaseContentNegotiation):
+    """The CSV view answers CSV whatever the Accept header asks for, and its errors as JSON:
+    DRF's negotiation knows only its JSON and HTML renderers, so `Accept: text/csv` was a 406."""
+
+    def select_parser(self, request, parsers):
+        return parsers[0] if parsers else None
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
 @carries_hash
 @extend_schema(
     responses={(200, "text/csv"): OpenApiTypes.STR},
     summary="One export table as CSV, streamed",
     operation_id="study_table_csv",
 )
-@api_view(["GET"])
+@api_view(["GET", "HEAD"])
 @permission_classes([IsAuthenticated])
+@renderer_classes([JSONRenderer])
+@content_negotiation_class(CSVWhateverAccepted)
 def table_csv(request: Request, slug: str, name: str):
     found, chosen = _study(request, slug), _table(name)
     lines = csv_lines(chosen, found, pseudonyms=not sees_raw_ids(request.user))
+    if request.method == "HEAD":
+        lines = iter(())  # the same headers, without reading the whole table for no body
     return streamed_download(lines, f"{found.slug}-{name}.csv")
+
+
+NAME_SHOWN = 80  # characters of an unknown table's name repeated in the 404
 
 
 def _table(name: str):
     if name not in TABLES:
-        raise NotFound(f"No table {name!r}; the tables are: {', '.join(TABLES)}.")
+        shown = name if len(name) <= NAME_SHOWN else name[:NAME_SHOWN] + "…"
+        raise NotFound(f"No table {shown!r}; the tables are: {', '.join(TABLES)}.")
     return TABLES[name]
 
 
@@ -261,7 +287,7 @@ def _report_status(request: Request, report: Report) -> dict:
     summary="Recompute the report",
     operation_id="study_report_request",
 )
-@api_view(["GET", "POST"])
+@api_view(["GET", "HEAD", "POST"])
 @permission_classes([IsAuthenticated])
 def report(request: Request, slug: str) -> Response:
     found = _study(request, slug)
@@ -290,7 +316,7 @@ def report(request: Request, slug: str) -> Response:
 @extend_schema(
     responses=OpenApiTypes.OBJECT, summary="A report's status and progress", operation_id="report_status"
 )
-@api_view(["GET"])
+@api_view(["GET", "HEAD"])
 @permission_classes([IsAuthenticated])
 def report_status(request: Request, report_id: int) -> Response:
     found = get_object_or_404(Report.objects.select_related("study"), pk=report_id)
@@ -300,7 +326,7 @@ def report_status(request: Request, report_id: int) -> Response:
 
 
 @extend_schema(exclude=True)
-@api_view(["GET"])
+@api_view(["GET", "HEAD"])
 @permission_classes([IsAuthenticated])
 def root(request: Request) -> Response:
     return Response(

@@ -325,6 +325,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Read-only access to studies, their live progress, export tables and reports.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema needs a token like the rest of the API: it lists every table and column.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
 }
 
 # --- Auth, i18n, static -----------------------------------------------------------------

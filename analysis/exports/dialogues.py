@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from analysis.exports.table import CHUNK, Table, active_exclusions, analysed, col, flag, iso
+from analysis.exports.table import ALL, CHUNK, Table, active_exclusions, analysed, col, flag, iso
 from debates.models import BiasReport, DialogueAssignment, Judgement
 from participants.models import Response
 from studies.models import Study
@@ -12,7 +12,7 @@ from studies.models import Study
 # --- judgements --------------------------------------------------------------------------
 
 
-def judgement_rows(study: Study) -> Iterator[dict]:
+def judgement_rows(study: Study, window: slice = ALL) -> Iterator[dict]:
     exclusions = active_exclusions(study)
     bias = {
         (b["participant_id"], b["dialogue_id"]): b
@@ -30,7 +30,7 @@ def judgement_rows(study: Study) -> Iterator[dict]:
         Judgement.objects.filter(analysed(), participant__study=study)
         .select_related("participant", "dialogue__case")
         .order_by("id")
-    )
+    )[window]
     for j in queryset.iterator(chunk_size=CHUNK):
         d, p = j.dialogue, j.participant
         b = bias.get((p.id, d.id), {})
@@ -105,4 +105,6 @@ JUDGEMENT_COLUMNS = [
 ]
 
 
-JUDGEMENTS = Table("judgements", "One row per judgement of a dialogue.", JUDGEMENT_COLUMNS, judgement_rows)
+JUDGEMENTS = Table(
+    "judgements", "One row per judgement of a dialogue.", JUDGEMENT_COLUMNS, judgement_rows, windowed=True
+)

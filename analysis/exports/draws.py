@@ -5,17 +5,17 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from analysis.exports.table import CHUNK, Table, analysed, col, iso
+from analysis.exports.table import ALL, CHUNK, Table, analysed, col, iso
 from debates.models import RandomDraw
 from studies.models import Study
 
 
-def draw_rows(study: Study) -> Iterator[dict]:
+def draw_rows(study: Study, window: slice = ALL) -> Iterator[dict]:
     queryset = (
         RandomDraw.objects.filter(analysed(), participant__study=study)
         .select_related("participant")
         .order_by("id")
-    )
+    )[window]
     for d in queryset.iterator(chunk_size=CHUNK):
         yield {
             "participant_id": d.participant_id,
@@ -46,4 +46,5 @@ DRAWS = Table(
         col("created_at", "When it was drawn (UTC)."),
     ],
     draw_rows,
+    windowed=True,
 )

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from django.db.models import Count
 
 from analysis.exports.table import (
+    ALL,
     CHUNK,
     Table,
     active_exclusions,
@@ -31,7 +32,7 @@ def _probability(confidence):
     return "" if confidence is None else round(confidence / 100, 2)
 
 
-def claim_judgement_rows(study: Study) -> Iterator[dict]:
+def claim_judgement_rows(study: Study, window: slice = ALL) -> Iterator[dict]:
     exclusions = active_exclusions(study)
     judge_counts = dict(
         LiveTurn.objects.filter(session__participant__study=study, speaker="J")
@@ -44,7 +45,7 @@ def claim_judgement_rows(study: Study) -> Iterator[dict]:
         LiveSession.objects.filter(analysed(), participant__study=study)
         .select_related("participant", "claim")
         .order_by("id")
-    )
+    )[window]
     for s in queryset.iterator(chunk_size=CHUNK):
         p, claim = s.participant, s.claim
         truth = claim.truth
@@ -134,7 +135,7 @@ CLAIM_JUDGEMENT_COLUMNS = [
 ]
 
 
-def live_turn_rows(study: Study) -> Iterator[dict]:
+def live_turn_rows(study: Study, window: slice = ALL) -> Iterator[dict]:
     calls = {}
     for call in (
         LLMCall.objects.filter(study=study, turn__isnull=False)
@@ -148,7 +149,7 @@ def live_turn_rows(study: Study) -> Iterator[dict]:
         LiveTurn.objects.filter(analysed("session__participant__"), session__participant__study=study)
         .select_related("session__participant", "session__claim")
         .order_by("session_id", "seq")
-    )
+    )[window]
     for t in queryset.iterator(chunk_size=CHUNK):
         call = calls.get(t.id, {})
         yield {
@@ -206,7 +207,12 @@ CLAIM_JUDGEMENTS = Table(
     "One row per claim judged in a live debate or consultancy (design B).",
     CLAIM_JUDGEMENT_COLUMNS,
     claim_judgement_rows,
+    windowed=True,
 )
 LIVE_TURNS = Table(
-    "live_turns", "One row per turn of a live debate or consultancy.", LIVE_TURN_COLUMNS, live_turn_rows
+    "live_turns",
+    "One row per turn of a live debate or consultancy.",
+    LIVE_TURN_COLUMNS,
+    live_turn_rows,
+    windowed=True,
 )

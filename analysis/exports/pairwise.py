@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from analysis.exports.table import CHUNK, Table, analysed, col, flag, iso, seconds_between
+from analysis.exports.table import ALL, CHUNK, Table, analysed, col, flag, iso, seconds_between
 from debates.models import Comparison
 from studies.models import Study
 
 # --- comparisons (design D) ---------------------------------------------------------------
 
 
-def comparison_rows(study: Study) -> Iterator[dict]:
+def comparison_rows(study: Study, window: slice = ALL) -> Iterator[dict]:
     queryset = (
         Comparison.objects.filter(analysed(), participant__study=study)
         .select_related("participant", "instance__instance_set", "instance__excerpt_1", "instance__excerpt_2")
         .order_by("participant_id", "position", "order")
-    )
+    )[window]
     for c in queryset.iterator(chunk_size=CHUNK):
         p, i = c.participant, c.instance
         answered = c.answered_at is not None
@@ -85,5 +85,9 @@ COMPARISON_COLUMNS = [
 
 
 COMPARISONS = Table(
-    "comparisons", "One row per pairwise comparison (design D).", COMPARISON_COLUMNS, comparison_rows
+    "comparisons",
+    "One row per pairwise comparison (design D).",
+    COMPARISON_COLUMNS,
+    comparison_rows,
+    windowed=True,
 )

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from django.db.models import Count
 
-from analysis.exports.table import CHUNK, Table, active_exclusions, analysed, col, flag, iso
+from analysis.exports.table import ALL, CHUNK, Table, active_exclusions, analysed, col, flag, iso
 from debates.models import DialogueAssignment
 from participants.flags import flag_summary
 from participants.models import Flag, Participant, Response, StepVisit, TextEntry
@@ -43,7 +43,7 @@ def flags_per_participant(study: Study) -> dict[int, dict[str, int]]:
 # --- participants ------------------------------------------------------------------------
 
 
-def participant_rows(study: Study) -> Iterator[dict]:
+def participant_rows(study: Study, window: slice = ALL) -> Iterator[dict]:
     exclusions = active_exclusions(study)
     flags = flags_per_participant(study)
     titles = {s.position: s.title for s in study_steps(study)}
@@ -66,7 +66,7 @@ def participant_rows(study: Study) -> Iterator[dict]:
             "wpm",
         )
     }
-    queryset = Participant.objects.filter(analysed(""), study=study).order_by("id").values()
+    queryset = Participant.objects.filter(analysed(""), study=study).order_by("id").values()[window]
     for p in queryset.iterator(chunk_size=CHUNK):
         a = assignments.get(p["id"], {})
         finished = p["finished_at"]
@@ -166,13 +166,13 @@ PARTICIPANT_COLUMNS = [
 # --- step times --------------------------------------------------------------------------
 
 
-def step_time_rows(study: Study) -> Iterator[dict]:
+def step_time_rows(study: Study, window: slice = ALL) -> Iterator[dict]:
     flags = flag_counts(study)
     queryset = (
         StepVisit.objects.filter(analysed(), participant__study=study)
         .order_by("participant_id", "position")
         .values()
-    )
+    )[window]
     for v in queryset.iterator(chunk_size=CHUNK):
         yield {
             **v,
@@ -213,7 +213,7 @@ def text_entries(study: Study) -> dict[tuple[int, int, str], dict]:
     return {(r["participant_id"], r["position"], r["key"]): r for r in rows.iterator(chunk_size=CHUNK)}
 
 
-def response_rows(study: Study) -> Iterator[dict]:
+def response_rows(study: Study, window: slice = ALL) -> Iterator[dict]:
     texts = text_entries(study)
     queryset = (
         Response.objects.filter(analysed(), participant__study=study)
@@ -230,7 +230,7 @@ def response_rows(study: Study) -> Iterator[dict]:
             "passed",
             "created_at",
         )
-    )
+    )[window]
     for r in queryset.iterator(chunk_size=CHUNK):
         text = texts.get((r["participant_id"], r["position"], r["key"]), {})
         yield {
@@ -278,12 +278,17 @@ RESPONSE_COLUMNS = [
 
 
 PARTICIPANTS = Table(
-    "participants", "One row per participant (previews left out).", PARTICIPANT_COLUMNS, participant_rows
+    "participants",
+    "One row per participant (previews left out).",
+    PARTICIPANT_COLUMNS,
+    participant_rows,
+    windowed=True,
 )
-RESPONSES = Table("responses", "One row per answered item.", RESPONSE_COLUMNS, response_rows)
+RESPONSES = Table("responses", "One row per answered item.", RESPONSE_COLUMNS, response_rows, windowed=True)
 STEP_TIMES = Table(
     "step_times",
     "One row per submitted step, with server and browser timing.",
     STEP_TIME_COLUMNS,
     step_time_rows,
+    windowed=True,
 )

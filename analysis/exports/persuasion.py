@@ -20,6 +20,7 @@ from django.db.models import Count, Max, Q, QuerySet, Sum
 
 from analysis.access import pseudonym
 from analysis.exports.table import (
+    ALL,
     CHUNK,
     Column,
     Table,
@@ -156,10 +157,12 @@ def _store(state: dict, side: str) -> str:
     return json.dumps(stores.get(side, []), ensure_ascii=False)
 
 
-def dialogue_rows(queryset: QuerySet[PersuasionDialogue], study: Study | None) -> Iterator[dict]:
+def dialogue_rows(
+    queryset: QuerySet[PersuasionDialogue], study: Study | None, window: slice = ALL
+) -> Iterator[dict]:
     queryset = queryset.select_related(
         "batch", "topic", "pro_participant__study", "con_participant__study", "pro_agent", "con_agent"
-    ).order_by("id")
+    ).order_by("id")[window]
     for chunk in _chunks(queryset):
         ids = [d.id for d in chunk]
         versions, costs, turns = _template_versions(ids), _costs(ids), _turn_counts(ids)
@@ -386,7 +389,8 @@ PERSUASION_DIALOGUES = PersuasionTable(
     "persuasion_dialogues",
     "One row per persuasion dialogue (design C): sides, outcome, limits and model cost.",
     DIALOGUE_COLUMNS,
-    lambda study: dialogue_rows(study_dialogues(study), study),
+    lambda study, window=ALL: dialogue_rows(study_dialogues(study), study, window),
+    windowed=True,
     batch_rows=lambda batch: dialogue_rows(batch_dialogues(batch), None),
 )
 PERSUASION_MOVES = PersuasionTable(

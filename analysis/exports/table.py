@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 from django.db.models import Q
@@ -37,21 +38,36 @@ STUDY_SHA256 = col(
 )
 
 
+ALL = slice(None)
+
+
 @dataclass(frozen=True)
 class Table:
     """An export table: `columns` start with the study's slug and snapshot hash; `rows(study)`
-    are the rows of the table's own columns, and `rows_for(study)` adds those two."""
+    are the rows of the table's own columns, and `rows_for(study)` adds those two.
+
+    A `windowed` table makes one row per object of one ordered queryset, and its
+    `rows(study, window)` slices that queryset: a window of rows (the API's page) is then read
+    with LIMIT and OFFSET, instead of building every row before it."""
 
     name: str
     description: str
     columns: list[Column]
-    rows: Callable[[Study], Iterator[dict]]
+    rows: Callable[..., Iterator[dict]]
+    windowed: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "columns", [STUDY, STUDY_SHA256, *self.columns])
 
-    def rows_for(self, study: Study) -> Iterator[dict]:
-        for row in self.rows(study):
+    def rows_for(self, study: Study, window: slice = ALL) -> Iterator[dict]:
+        """The rows, or those of `window` (a slice with no step): the same rows either way."""
+        if window == ALL:
+            rows = self.rows(study)
+        elif self.windowed:
+            rows = self.rows(study, window)
+        else:
+            rows = islice(self.rows(study), window.start, window.stop)
+        for row in rows:
             row["study"], row["study_sha256"] = study.slug, study.snapshot_sha256
             yield row
 

@@ -33,12 +33,13 @@ def sees_raw_ids(user) -> bool:
 
 
 def pseudonym(study: Study, value: str) -> str:
-    """A stable pseudonym of a Prolific id within one study (keyed with SECRET_KEY): the same
-    participant gets the same pseudonym in every table of the study, and another one in
-    another study, so tables still join but ids do not link studies or reach Prolific."""
+    """A stable pseudonym of a Prolific id within one study (keyed with PSEUDONYM_KEY, by default
+    SECRET_KEY): the same participant gets the same pseudonym in every table of the study, and
+    another one in another study, so tables still join but ids do not link studies or reach
+    Prolific."""
     if not value:
         return ""
-    digest = hmac.new(settings.SECRET_KEY.encode(), f"{study.pk}:{value}".encode(), hashlib.sha256)
+    digest = hmac.new(settings.PSEUDONYM_KEY.encode(), f"{study.pk}:{value}".encode(), hashlib.sha256)
     return "p-" + digest.hexdigest()[:20]
 
 

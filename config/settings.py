@@ -150,6 +150,11 @@ elif SECRET_KEY.startswith(("replace-with", "django-insecure-")):
         "python -c 'import secrets; print(secrets.token_urlsafe(50))'"
     )
 
+# The key of the analysts' pseudonyms of Prolific ids (analysis/access.py). Without it they are
+# keyed with SECRET_KEY, and rotating SECRET_KEY (after a leak) would give every participant
+# new pseudonyms: downloads made before and after would no longer join. Set it once, keep it.
+PSEUDONYM_KEY = env_str("PSEUDONYM_KEY") or SECRET_KEY
+
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"] if DEBUG else [])
 if not DEBUG and not ALLOWED_HOSTS:
     raise ImproperlyConfigured("ALLOWED_HOSTS must be set when DEBUG is off")

@@ -178,6 +178,18 @@ class TestStudyExports:
         client.force_login(User.objects.get(pk=analyst.pk))
         assert fetch(client, mystery_study, "participants")[0]["prolific_pid"] == w.pid
 
+    def test_pseudonyms_outlive_a_new_secret_key_when_their_own_key_is_set(self, mystery_study, settings):
+        """Rotating SECRET_KEY (after a leak) gave every participant a new pseudonym: downloads
+        made before and after no longer joined."""
+        from analysis.access import pseudonym
+
+        settings.PSEUDONYM_KEY = settings.SECRET_KEY
+        before = pseudonym(mystery_study, "PID1")
+        settings.SECRET_KEY = "another-" + settings.SECRET_KEY
+        assert pseudonym(mystery_study, "PID1") == before
+        settings.PSEUDONYM_KEY = "a-key-of-its-own-" + "x" * 40
+        assert pseudonym(mystery_study, "PID1") not in (before, "")
+
     def test_a_viewer_of_one_study_sees_only_that_study(self, mystery_study, questionnaire_study):
         viewer = user_with_password("viewer", is_staff=True)
         questionnaire_study.viewers.add(viewer)

@@ -25,6 +25,7 @@ DEFAULT_CSP = (
     "frame-ancestors 'none'"
 )
 ADMIN_PREFIX = "/admin/"
+API_PREFIX = "/api/"
 
 
 class SecurityHeaders:
@@ -34,6 +35,8 @@ class SecurityHeaders:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
         response.headers.setdefault("Content-Security-Policy", DEFAULT_CSP)
+        if request.path_info.startswith(API_PREFIX):  # participants' data: no copy kept on the way
+            response.headers.setdefault("Cache-Control", "no-store")
         return response
 
 

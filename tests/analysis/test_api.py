@@ -104,7 +104,9 @@ class TestData:
     def test_a_table_comes_in_pages_with_pseudonyms_unless_permitted(self, mystery_study):
         walkers = finish(mystery_study, 3)
         client = client_for(staff("lead", "view_study"))
-        first = client.get(f"/api/v1/studies/{mystery_study.slug}/tables/participants/?page_size=2").json()
+        response = client.get(f"/api/v1/studies/{mystery_study.slug}/tables/participants/?page_size=2")
+        assert response["Cache-Control"] == "no-store"  # participants' data: no copy kept on the way
+        first = response.json()
         assert len(first["rows"]) == 2 and first["next"] and first["previous"] is None
         second = client.get(first["next"]).json()
         assert len(second["rows"]) == 1 and second["next"] is None

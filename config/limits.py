@@ -65,7 +65,7 @@ class RequestLimits:
             await refuse(send, 408, "Request Timeout: the request body did not arrive in time.")
             return
         except BodyTooLarge:
-            await refuse(send, 413, "Content Too Large.")
+            await refuse(send, 413, too_large(self.limits))
             return
         if body is None:  # the client went away
             return
@@ -83,10 +83,20 @@ def head_refusal(scope, limits: Limits) -> tuple[int, str] | None:
         return 431, "Request Header Fields Too Large."
     for name, value in headers:
         if name == b"content-length" and value.strip().isdigit() and int(value) > limits.max_body_bytes:
-            return 413, "Content Too Large."
+            return 413, too_large(limits)
         if name == b"content-type" and not form_charset_ok(value):
             return 400, "Bad Request: form data must be UTF-8."
     return None
+
+
+def too_large(limits: Limits) -> str:
+    """The 413's text: what a researcher who chose too large a file to import reads."""
+    size = limits.max_body_bytes
+    shown = f"{size / 1024 / 1024:g} MB" if size >= 1024 * 1024 else f"{size} bytes"
+    return (
+        f"Content Too Large: the request is over this server's limit of {shown} (HTTP_MAX_BODY_BYTES). "
+        "Go back and send a smaller file."
+    )
 
 
 def form_charset_ok(content_type: bytes) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from config.limits import Limits, RequestLimits
+from config.limits import Limits, RequestLimits, too_large
 
 LIMITS = Limits(max_headers=10, max_header_bytes=2048, max_body_bytes=1000, body_timeout_s=0.05)
 CHUNKED = [(b"transfer-encoding", b"chunked")]
@@ -65,6 +65,15 @@ def test_a_chunked_body_past_the_limit_is_refused_before_the_rest_is_read():
 def test_a_body_announced_too_large_is_refused_without_reading_it():
     status, app, unread = serve([body(b"x" * 10)], headers=[(b"content-length", b"1000000000")])
     assert (status, app.calls, len(unread)) == (413, 0, 1)
+
+
+def test_the_refusal_of_a_body_too_large_says_the_limit():
+    """A researcher uploading too large a file read a bare 'Content Too Large.'"""
+    assert too_large(LIMITS) == (
+        "Content Too Large: the request is over this server's limit of 1000 bytes (HTTP_MAX_BODY_BYTES). "
+        "Go back and send a smaller file."
+    )
+    assert "limit of 10 MB" in too_large(Limits(10, 2048, 10 * 1024 * 1024, 1.0))
 
 
 def test_a_body_that_never_ends_is_refused_with_408():

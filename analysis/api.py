@@ -326,6 +326,15 @@ def report_status(request: Request, report_id: int) -> Response:
 
 
 @extend_schema(exclude=True)
+@api_view(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
+@permission_classes([IsAuthenticated])
+def nowhere(request: Request) -> Response:
+    """Any address under /api/v1/ the API does not have: a JSON 404 (Django's HTML page was no
+    answer for a client of the API), after the same authentication as the rest."""
+    raise NotFound("No such address in the API; its root lists what there is.")
+
+
+@extend_schema(exclude=True)
 @api_view(["GET", "HEAD"])
 @permission_classes([IsAuthenticated])
 def root(request: Request) -> Response:

@@ -1,6 +1,6 @@
 """The analysts' API routes, under /api/v1/."""
 
-from django.urls import path
+from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView
 
 from analysis import api
@@ -18,4 +18,5 @@ urlpatterns = [
     path("studies/<slug:slug>/tables/<str:name>.csv", api.table_csv, name="table_csv"),
     path("studies/<slug:slug>/report/", api.report, name="report"),
     path("reports/<int:report_id>/", api.report_status, name="report_status"),
+    re_path(r"", api.nowhere),  # last: any other address under /api/v1/ is a JSON 404 too
 ]

@@ -149,6 +149,15 @@ class TestData:
             assert f"No table '{'a' * 80}…'" in response.json()["detail"]
             assert len(response.content) < 600
 
+    def test_an_address_the_api_does_not_have_is_a_json_404_after_authentication(self, mystery_study):
+        """Django's HTML 404 page was the answer to a client of the API."""
+        client = client_for(staff("lead", "view_study"))
+        for path in ["reports/-1/", "studies/%C3%A9/", "nope", f"studies/{mystery_study.slug}/tables/a/b/"]:
+            response = client.get(f"/api/v1/{path}")
+            assert response.status_code == 404 and response["Content-Type"] == "application/json"
+            assert "No such address in the API" in response.json()["detail"]
+        assert APIClient().get("/api/v1/nope").status_code == 401
+
     def test_the_pages_of_a_table_hold_the_rows_of_the_whole_table(self, mystery_study):
         finish(mystery_study, 3)
         study_rows = list(TABLES["responses"].rows_for(mystery_study))

@@ -138,7 +138,41 @@ def answers(df: pd.DataFrame | None, notes: list[str] | None = None) -> pd.DataF
     out["active_side_letter"] = _active_letters(out, notes)
     out = out[out["active_side_letter"].notna()].copy()
     out["correct"] = out["correct"].astype(bool)
+    _one_dialogue(out)
     return last_answers(out, ["study", "dialogue", "judge"], TABLE, ["chosen_side", "correct"])
+
+
+# What a dialogue is, repeated in each of its rows: never blank in the export (a blank cell
+# takes the dialogue's other rows' value), or blank on some dialogues (a baseline's variant
+# and active side: a blank is a value there).
+_DIALOGUE_COLUMNS = {
+    "case": True,
+    "condition": True,
+    "side_a": True,
+    "active_side_letter": False,
+    "variant": False,
+}
+
+
+def _one_dialogue(out: pd.DataFrame) -> None:
+    """Every judge's row of a dialogue repeats what the dialogue is: rows that disagree were
+    edited (a ValueError; Table 31 took its first row's); a cell left blank where the export
+    always writes one takes the value the dialogue's other rows give (a blank side_a had shown
+    " vs. culprit")."""
+    keys = [out["study"], out["dialogue"]]
+    for column, never_blank in _DIALOGUE_COLUMNS.items():
+        given = out[column].where(out[column] != "") if never_blank else out[column]
+        varied = given.groupby(keys).nunique()
+        if (varied > 1).any():
+            study, dialogue = varied[varied > 1].index[0]
+            values = sorted(set(given[(out["study"] == study) & (out["dialogue"] == dialogue)].dropna()))
+            raise ValueError(
+                f"{TABLE}.csv: the rows of dialogue {dialogue}{f' of study {study!r}' if study else ''} "
+                f"disagree on {column} ({', '.join(repr(v) for v in values)}), which the export writes "
+                "the same in each: likely edited. Make them agree."
+            )
+        if never_blank:
+            out[column] = given.groupby(keys).transform("first").fillna("")
 
 
 def _correct(out: pd.DataFrame, notes: list[str]) -> pd.Series:

@@ -198,3 +198,18 @@ def test_a_sessions_rows_must_agree_on_the_human_and_name_their_session():
         "llm_persona_judgements.csv: 1 row(s) without their session, judge, claim left out: the "
         "export writes every one."
     ]
+
+
+def test_a_dialogues_rows_must_agree_on_what_the_dialogue_is():
+    """Table 31 took its first row's case, condition, side and variant: a blank side_a showed
+    ' vs. culprit', an edited row changed the dialogue's place."""
+    exported = export_frame(paper_tables.results())
+    expected = _table_31(exported)
+    blank = exported.copy()
+    blank.loc[blank.index[0], "side_a"] = None
+    assert _table_31(blank) == expected
+    edited = exported.copy()
+    dialogue = edited.loc[edited.index[0], "dialogue"]
+    edited.loc[edited.index[1:][edited["dialogue"].iloc[1:] == dialogue][:1], "variant"] = "V9"
+    with pytest.raises(ValueError, match=f"rows of dialogue {dialogue} of study 's' disagree on variant"):
+        llm_judges.analyse(edited)

@@ -638,11 +638,12 @@ _NAMES = {  # and lists of codes
 
 def _alike(values: pd.Series, table: str, column: str, notes: list[str]) -> None:
     """Say when a label column has values that differ only in case or spaces ('Mainstream' and
-    'mainstream'): they are counted as two groups, as written; likely one, typed twice."""
+    'mainstream', 'G4M' and 'G 4M'): they are counted as two groups, as written; likely one,
+    typed twice."""
     present = pd.Series(values.dropna().astype(str).unique())
     if len(present) < 2:
         return
-    folded = present.str.lower().str.replace(r"\s+", " ", regex=True)
+    folded = present.str.lower().str.replace(r"\s+", "", regex=True)
     clash = present[folded.duplicated(keep=False)]
     if len(clash):
         first = folded[clash.index[0]]

@@ -6,7 +6,7 @@ import io
 import pandas as pd
 import pytest
 
-from analysis.metrics import frames, persuasion, report, synthetic
+from analysis.metrics import frames, llm_judges, persuasion, report, synthetic
 
 
 def test_typed_converts_known_columns_and_leaves_unknown_ones():
@@ -682,3 +682,5 @@ def test_labels_that_differ_only_in_case_are_said():
         "claim_judgements.csv, column 'group': values that differ only in case or spaces ('Mainstream' and "
         "'mainstream') are counted as different groups; write one the same way everywhere if they are one."
     ]  # a claim's text is no group: not said
+    judges = llm_judges.typed("llm_judgements", pd.DataFrame({"judge": ["G4M", "G 4M", "CH"]}))
+    assert "('G 4M' and 'G4M')" in frames.notes_of({"c": judges})[0]

@@ -35,13 +35,13 @@ from scipy import stats
 
 from analysis.metrics import mixed
 from analysis.metrics.common import item_answers
-from analysis.metrics.frames import analysable, flag, participant_key, require, uses_study
+from analysis.metrics.frames import analysable, codes_of, flag, participant_key, require, uses_study
 from analysis.metrics.intervals import logit_difference, proportion
 
 REQUIRED = ("participant_id", "protocol", "initial_correct", "final_correct")
 ALL = "all"
 NO_GROUP = "(no group)"
-ANSWERS = ("true", "false")  # initial_answer, final_answer as exported
+ANSWERS = codes_of("claim_judgements", "final_answer")  # initial_answer, final_answer as exported
 TRANSITIONS = (("CC", True, True), ("CI", True, False), ("IC", False, True), ("II", False, False))
 TRANSITION_TITLES = {
     "CC": "correct → correct",

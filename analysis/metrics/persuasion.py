@@ -36,14 +36,23 @@ import pandas as pd
 
 from analysis.metrics import frames, pairwise, ranking
 from analysis.metrics.agreement import compare_rankings
-from analysis.metrics.frames import flag, has, one_row_each, participant_key, read_csv, typed_by, uses_study
+from analysis.metrics.frames import (
+    codes_of,
+    flag,
+    has,
+    one_row_each,
+    participant_key,
+    read_csv,
+    typed_by,
+    uses_study,
+)
 from analysis.metrics.intervals import proportion
 
 DRAW_RULES = ("half", "exclude")
 OUTCOMES = ("win", "draw", "abandoned")
 KINDS = ("claim", "why", "concede", "retract", "since", "question")
 AUTHORS = ("human", "agent")
-SIDES = ("pro", "con")
+SIDES = codes_of("persuasion_dialogues", "winner")  # a win's side, as exported
 PAIRINGS = ("human_ai", "human_human", "ai_ai")
 
 _COMMON = {"study": "str", "study_sha256": "str"}

@@ -379,7 +379,10 @@ def studies_agree(tables: Mapping[str, pd.DataFrame]) -> None:
     if listed is None:
         return
     for name, found in studies.items():
-        if not listed and "participant_id" not in tables[name].columns:
+        df = tables[name]
+        if "participant_id" in df.columns:  # the rows of a participant (design C's moves: agents' too)
+            found = set(df.loc[df["participant_id"].notna(), "study"].dropna())
+        elif not listed:
             continue  # LLM answers or dialogues of a study that has no participant yet
         unlisted = sorted(found - listed)
         if unlisted:

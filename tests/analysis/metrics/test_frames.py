@@ -684,3 +684,23 @@ def test_labels_that_differ_only_in_case_are_said():
     ]  # a claim's text is no group: not said
     judges = llm_judges.typed("llm_judgements", pd.DataFrame({"judge": ["G4M", "G 4M", "CH"]}))
     assert "('G 4M' and 'G4M')" in frames.notes_of({"c": judges})[0]
+
+
+def test_tables_of_a_study_without_participants_yet_are_read():
+    """Design C dialogues of agents only, or LLM judges run before any participant: no row
+    names a participant, so none needs participants.csv to list its study."""
+    nobody = pd.DataFrame(
+        {"study": pd.Series([], dtype=object), "participant_id": pd.Series([], dtype="Int64")}
+    )
+    dialogues = pd.DataFrame({"study": ["c", "c"], "dialogue_id": [1, 2]})
+    moves = pd.DataFrame({"study": ["c"] * 3, "participant_id": pd.Series([None] * 3, dtype="Int64")})
+    frames.studies_agree(
+        {"participants": nobody, "persuasion_dialogues": dialogues, "persuasion_moves": moves}
+    )
+    moves.loc[0, "participant_id"] = 7  # a participant's move: its study must be listed
+    with pytest.raises(
+        ValueError, match="persuasion_moves.csv has rows of study 'c', which participants.csv"
+    ):
+        frames.studies_agree(
+            {"participants": nobody, "persuasion_dialogues": dialogues, "persuasion_moves": moves}
+        )

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import csv
 import re
+import sys
+import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -539,20 +541,15 @@ def _short_rows(path: Path, separator: str, skip: int, width: int) -> list[str]:
     empty cells at its end (said, and read so); a last row that stops short with no line end
     after it is a file cut off in the middle (a download or a copy cut short), whose last cell
     may be cut too: refused. One pass of the csv module, as pandas splits the cells."""
-    short = 0
-    first = None
-    last: tuple[int, int] | None = None
-    with path.open(encoding="utf-8-sig", newline="") as f:
-        rows = csv.reader(f, delimiter=separator)
-        for _ in range(skip):
-            next(rows, None)
-        for row in rows:
-            last = None
-            if len(row) < width and any(cell.strip() for cell in row):
-                short += 1
-                last = (rows.line_num, len(row))
-                if first is None:
-                    first = last
+    try:
+        short, first, last = _count_short_rows(path, separator, skip, width)
+    except csv.Error:  # a cell over the csv module's field size limit (131,072 characters)
+        with _FIELD_LIMIT:
+            before = csv.field_size_limit(sys.maxsize)
+            try:
+                short, first, last = _count_short_rows(path, separator, skip, width)
+            finally:
+                csv.field_size_limit(before)
     if last is not None:
         with path.open("rb") as f:
             f.seek(-1, 2)
@@ -571,6 +568,29 @@ def _short_rows(path: Path, separator: str, skip: int, width: int) -> list[str]:
         f"line {line}, {cells} cells), read with blanks for the cells missing at the end. A spreadsheet "
         "may leave out empty cells at the end of a row; if not, the row was cut short: check it."
     ]
+
+
+def _count_short_rows(path: Path, separator: str, skip: int, width: int):
+    """(rows with fewer cells than `width`, (line, cells) of the first, of the last row if it
+    is one)."""
+    short = 0
+    first = None
+    last: tuple[int, int] | None = None
+    with path.open(encoding="utf-8-sig", newline="") as f:
+        rows = csv.reader(f, delimiter=separator)
+        for _ in range(skip):
+            next(rows, None)
+        for row in rows:
+            last = None
+            if len(row) < width and any(cell.strip() for cell in row):
+                short += 1
+                last = (rows.line_num, len(row))
+                if first is None:
+                    first = last
+    return short, first, last
+
+
+_FIELD_LIMIT = threading.Lock()  # the csv module's field size limit is the process's
 
 
 _SEP_LINE = re.compile(r'^"?sep=([^\r\n"])"?\s*$')  # Excel's first line naming the separator

@@ -645,6 +645,21 @@ def test_rows_without_their_empty_cells_at_the_end_are_read_and_said(tmp_path):
     assert note.startswith(f"judgements.csv: {short} rows with fewer cells than the 30 columns (the first")
 
 
+def test_a_cell_longer_than_the_csv_modules_limit_is_read(tmp_path):
+    """A long turn's text beside a blank last cell: the short-row pass met the csv module's
+    field size limit (131,072 characters) and the report failed with a csv.Error."""
+    (tmp_path / "judgements.csv").write_text(
+        'participant_id,reasoning,confidence\r\n1,"' + "x" * 140_000 + '",\r\n2,b,60\r\n'
+    )
+    read = frames.read_csv(tmp_path / "judgements.csv")
+    assert read.shape == (2, 3) and len(read.loc[0, "reasoning"]) == 140_000
+    assert read.attrs["notes"] == []
+    (tmp_path / "judgements.csv").write_text(
+        'participant_id,reasoning,confidence\r\n1,"' + "x" * 140_000 + '"\r\n'
+    )
+    assert "1 row with fewer cells" in frames.read_csv(tmp_path / "judgements.csv").attrs["notes"][0]
+
+
 def test_a_file_that_ends_in_the_middle_of_a_row_is_refused(tmp_path):
     """A download cut short: its last row stops mid-cell with no line end after it. It was read
     with the cut value and blanks (a participant id 1234 cut to 12 would be another participant)."""

@@ -344,12 +344,15 @@ def shifts_by_judge(rows31: list[dict], labels: list[str]) -> list[dict]:
     ]
 
 
-def analyse(df: pd.DataFrame | None) -> dict | None:
+def analyse(df: pd.DataFrame | None, notes: list[str] | None = None) -> dict | None:
     """Every figure of the LLM participants (None when there are no answers):
     {n {answers, dialogues, judges}, judges, table_31, by_judge, by_condition, shifts, overall,
-    warnings}."""
+    warnings}. What was left out is also added to `notes`, which outlive a None (every row
+    left out)."""
     warnings: list[str] = []
     data = answers(df, warnings)
+    if notes is not None:
+        notes += warnings
     if data.empty:
         return None
     labels = judges(data)

@@ -493,31 +493,44 @@ def _cell(part: pd.DataFrame, raters: list[str]) -> dict:
 
 def strategy_table(df: pd.DataFrame, by: str = "debater_config") -> list[dict]:
     """[{strategy, <by>, units, mean, by_rater, detected_by_all, pairs, agreement, kappa_levels,
-    kappa_detected}] per strategy (first-seen order) x value of `by` (sorted; rows where it is
+    kappa_detected, raters_missing}] per strategy (first-seen order) x value of `by` (sorted; rows where it is
     None left out). Each cell's raters are those who rated in it: a rater of some strategies
     only left the others' cells without a unit every rater had rated."""
     rows = []
+    everyone = list(dict.fromkeys(df["rater"]))
     for strategy in dict.fromkeys(df["strategy"]):
         part = df[df["strategy"] == strategy]
+        of_strategy = set(part["rater"])
         for value in sorted(set(part[by]) - {None}):
             cell = part[part[by] == value]
-            rows.append({"strategy": strategy, by: value, **_cell(cell, list(dict.fromkeys(cell["rater"])))})
+            raters = [r for r in everyone if r in set(cell["rater"])]
+            missing = [r for r in everyone if r in of_strategy and r not in raters]
+            rows.append({"strategy": strategy, by: value, **_cell(cell, raters), "raters_missing": missing})
     return rows
 
 
 def _partial_raters(cells: list[dict]) -> list[str]:
     """Said when a rater rated only some debaters of a cell: "detected by every rater" then
     counts the debaters every rater rated."""
+    out = []
     partial = [c for c in cells if c["detected_by_all"]["n"] < c["units"]]
-    if not partial:
-        return []
-    cell = partial[0]
-    return [
-        f"Strategy ratings: in {len(partial)} cell(s) of Table 3 not every rater "
-        f"rated every debater (e.g. {cell['strategy']} x {cell['debater_config'] or '—'}: "
-        f"{cell['detected_by_all']['n']} of {cell['units']} debaters rated by all): 'Detected by "
-        "every rater' counts those only."
-    ]
+    if partial:
+        cell = partial[0]
+        out.append(
+            f"Strategy ratings: in {len(partial)} cell(s) of Table 3 not every rater "
+            f"rated every debater (e.g. {cell['strategy']} x {cell['debater_config'] or '—'}: "
+            f"{cell['detected_by_all']['n']} of {cell['units']} debaters rated by all): 'Detected by "
+            "every rater' counts those only."
+        )
+    absent = [c for c in cells if c["raters_missing"]]
+    if absent:
+        cell = absent[0]
+        out.append(
+            f"Strategy ratings: in {len(absent)} cell(s) of Table 3 a rater rated no debater (e.g. "
+            f"{', '.join(cell['raters_missing'])} in {cell['strategy']} x {cell['debater_config'] or '—'}): "
+            "'Detected by every rater' there counts the other raters only."
+        )
+    return out
 
 
 def analyse_strategies(
@@ -548,10 +561,12 @@ def analyse(
     judgement_df: pd.DataFrame | None,
     rating_df: pd.DataFrame | None,
     participants: pd.DataFrame | None = None,
+    notes: list[str] | None = None,
 ) -> dict | None:
     """{judges, strategies, warnings} (either None without its data); None when there are
-    neither. `participants`: participants.csv, whose exclusions count here too."""
-    warnings: list[str] = []
+    neither. `participants`: participants.csv, whose exclusions count here too. What was left
+    out is also added to `notes`, which outlive a None (every row left out)."""
+    warnings: list[str] = [] if notes is None else notes
     found = {
         "judges": analyse_judges(judgement_df, participants, warnings),
         "strategies": analyse_strategies(rating_df, participants, warnings),

@@ -302,8 +302,7 @@ def _design_a(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
             "study.json beside the CSVs the order of its items is not known. Set the option "
             "expertise_key to choose."
         )
-    llm_participants = llm_judges.analyse(frames.get(llm_judges.TABLE))  # None without any
-    warnings += llm_participants["warnings"] if llm_participants else []
+    llm_participants = llm_judges.analyse(frames.get(llm_judges.TABLE), warnings)  # None without any
     keys = participant_key(df, uses_study(df))
     results = {
         "n": {
@@ -608,11 +607,12 @@ def _design_b(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
     else:
         skipped["mixed_models"] = "no analysed sessions"
     keys = participant_key(df, uses_study(df))
+    llm_warnings: list[str] = []
     llm_judges_b = llm_persona.analyse(
-        frames.get(llm_persona.JUDGEMENTS), frames.get(llm_persona.RATINGS), participants
+        frames.get(llm_persona.JUDGEMENTS), frames.get(llm_persona.RATINGS), participants, llm_warnings
     )
     results = {
-        "warnings": list(llm_judges_b["warnings"]) if llm_judges_b else [],
+        "warnings": llm_warnings,
         "n": {
             "participants": _count_of(frames, "claim_judgements"),
             "sessions": int(len(sessions)),

@@ -213,3 +213,28 @@ def test_a_dialogues_rows_must_agree_on_what_the_dialogue_is():
     edited.loc[edited.index[1:][edited["dialogue"].iloc[1:] == dialogue][:1], "variant"] = "V9"
     with pytest.raises(ValueError, match=f"rows of dialogue {dialogue} of study 's' disagree on variant"):
         llm_judges.analyse(edited)
+
+
+def test_a_rater_who_rated_no_debater_of_a_cell_is_said():
+    """The cell's figure was then the other rater's alone, with no word."""
+    other = ratings_frame().assign(debater_config="cfg2", session=lambda f: f["session"] + "1")
+    notes: list[str] = []
+    cells = llm_persona.analyse_strategies(
+        pd.concat([ratings_frame(), other[other["rater"] == "R1"]]), notes=notes
+    )
+    cfg2 = next(c for c in cells["by_config"] if c["debater_config"] == "cfg2")
+    assert cfg2["raters_missing"] == ["R2"] and list(cfg2["by_rater"]) == ["R1"]
+    assert notes == [
+        "Strategy ratings: in 1 cell(s) of Table 3 a rater rated no debater (e.g. R2 in CE x cfg2): "
+        "'Detected by every rater' there counts the other raters only."
+    ]
+
+
+def test_what_was_left_out_is_said_even_when_nothing_is_left():
+    """Every row left out: the section said to run a job, and the warnings were lost."""
+    warnings: list[str] = []
+    assert llm_judges.analyse(export_frame(paper_tables.results()).assign(judge=pd.NA), warnings) is None
+    assert warnings and "without their dialogue, judge or condition left out" in warnings[0]
+    warnings = []
+    assert llm_persona.analyse(judgements_frame().assign(judge=""), None, notes=warnings) is None
+    assert warnings and "without their session, judge, claim left out" in warnings[0]

@@ -7,8 +7,9 @@ from __future__ import annotations
 import re
 from functools import wraps
 
+from django.http import HttpResponsePermanentRedirect
 from django.shortcuts import get_object_or_404
-from django.urls import reverse
+from django.urls import Resolver404, resolve, reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
@@ -328,9 +329,20 @@ def report_status(request: Request, report_id: int) -> Response:
 @extend_schema(exclude=True)
 @api_view(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
 @permission_classes([IsAuthenticated])
-def nowhere(request: Request) -> Response:
+def nowhere(request: Request):
     """Any address under /api/v1/ the API does not have: a JSON 404 (Django's HTML page was no
-    answer for a client of the API), after the same authentication as the rest."""
+    answer for a client of the API), after the same authentication as the rest. An address
+    that is one of the API's without its last slash is redirected there, as Django's
+    APPEND_SLASH did before this route matched every address."""
+    path = request.path_info
+    if not path.endswith("/"):
+        try:
+            named = resolve(path + "/").url_name is not None  # this route has no name
+        except Resolver404:
+            named = False
+        if named:
+            query = request.META.get("QUERY_STRING", "")
+            return HttpResponsePermanentRedirect(request.path + "/" + (f"?{query}" if query else ""))
     raise NotFound("No such address in the API; its root lists what there is.")
 
 

@@ -157,6 +157,10 @@ class TestData:
             assert response.status_code == 404 and response["Content-Type"] == "application/json"
             assert "No such address in the API" in response.json()["detail"]
         assert APIClient().get("/api/v1/nope").status_code == 401
+        # One of its addresses without the last slash is sent there, as Django did before.
+        response = client.get(f"/api/v1/studies/{mystery_study.slug}/tables?x=1")
+        assert response.status_code == 301
+        assert response["Location"] == f"/api/v1/studies/{mystery_study.slug}/tables/?x=1"
 
     def test_the_pages_of_a_table_hold_the_rows_of_the_whole_table(self, mystery_study):
         finish(mystery_study, 3)

@@ -153,7 +153,12 @@ elif SECRET_KEY.startswith(("replace-with", "django-insecure-")):
 # The key of the analysts' pseudonyms of Prolific ids (analysis/access.py). Without it they are
 # keyed with SECRET_KEY, and rotating SECRET_KEY (after a leak) would give every participant
 # new pseudonyms: downloads made before and after would no longer join. Set it once, keep it.
+# To keep the pseudonyms analysts already have, set it to the SECRET_KEY they were made with.
 PSEUDONYM_KEY = env_str("PSEUDONYM_KEY") or SECRET_KEY
+if len(PSEUDONYM_KEY) < 32 or len(set(PSEUDONYM_KEY)) < 5:
+    raise ImproperlyConfigured(
+        "PSEUDONYM_KEY must be at least 32 characters long, of 5 different ones or more"
+    )
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"] if DEBUG else [])
 if not DEBUG and not ALLOWED_HOSTS:

@@ -64,6 +64,12 @@ class TestSecretKey:
         code, error = settings_of({"ALLOWED_HOSTS": "rostrum.example.org", "SECRET_KEY": key})
         assert code != 0 and "SECRET_KEY" in error
 
+    def test_a_short_pseudonym_key_is_refused(self):
+        code, error = settings_of(
+            {"ALLOWED_HOSTS": "rostrum.example.org", "SECRET_KEY": GOOD_KEY, "PSEUDONYM_KEY": "short"}
+        )
+        assert code != 0 and "PSEUDONYM_KEY must be at least 32 characters" in error
+
     def test_the_docker_image_build_key_still_builds(self):
         dockerfile = (ROOT / "docker" / "Dockerfile").read_text()
         key = re.search(r"SECRET_KEY=(\S+)", dockerfile).group(1)

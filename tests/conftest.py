@@ -88,6 +88,7 @@ def django_db_setup(django_db_setup, django_db_blocker):
                 cursor.execute(
                     "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
                     " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                    " AND backend_type = 'client backend' AND usename = current_user"
                 )
 
 

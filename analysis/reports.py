@@ -86,14 +86,10 @@ def read_design_tables(data: Path, design: str) -> dict:
     """The export tables in `data` that `design`'s report reads, typed and checked: the
     platform's, and design C's or the LLM participants' and judges' when there are any."""
     from analysis.metrics import llm_judges, llm_persona, persuasion
-    from analysis.metrics.frames import read_tables, studies_agree
+    from analysis.metrics.frames import read_tables
 
-    tables = read_tables(data)
     extra = {"A": llm_judges, "B": llm_persona, "C": persuasion}.get(design)
-    if extra is not None:
-        tables.update(extra.read_tables(data))
-        studies_agree(tables)  # again, with these tables too
-    return tables
+    return read_tables(data, also=extra.read_tables if extra else None)
 
 
 def build_report(

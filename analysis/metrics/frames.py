@@ -286,8 +286,10 @@ def codes_of(table: str, column: str) -> tuple[str, ...] | None:
 _FLAGS = {"1": True, "0": False, "true": True, "false": False, "yes": True, "no": False}
 
 
-def read_tables(folder: str | Path) -> dict[str, pd.DataFrame]:
-    """Read whichever `<table>.csv` of the export tables exist in `folder`, typed.
+def read_tables(folder: str | Path, also=None) -> dict[str, pd.DataFrame]:
+    """Read whichever `<table>.csv` of the export tables exist in `folder`, typed; with `also`
+    (another module's `read_tables`: design C's, the LLM tables'), its tables too, checked
+    with the platform's for studies.
 
     Every cell is read as text first (so free text such as "NA" stays text and only an empty
     cell is missing), then `typed` converts the known columns."""
@@ -297,6 +299,8 @@ def read_tables(folder: str | Path) -> dict[str, pd.DataFrame]:
         path = folder / f"{name}.csv"
         if path.is_file():
             tables[name] = typed(name, read_csv(path))
+    if also is not None:
+        tables.update(also(folder))
     if "participants" in tables:
         one_row_each(tables["participants"], "participants.csv")
     studies_agree(tables)
@@ -356,8 +360,7 @@ def studies_agree(tables: Mapping[str, pd.DataFrame]) -> None:
     Tables of dialogues and LLM answers (no participant ids) are held to the same: a dialogue
     key repeats across studies too (two studies' LLM judgements merged without `study` were
     taken for reruns, half the answers dropped), and another study's file put beside this one's
-    was analysed as this study's. `reports.build_report` calls it again once design C's and the
-    LLM tables are read too."""
+    was analysed as this study's."""
     studies = {name: set(df["study"].dropna()) for name, df in tables.items() if "study" in df.columns}
     several = next((name for name, found in studies.items() if len(found) > 1), None)
     if several is not None:
@@ -722,6 +725,49 @@ def last_answers(df: pd.DataFrame, keys: list[str], table: str, answer: list[str
     order = ["finished_at", "_row"] if "finished_at" in out.columns else ["_row"]
     out = out.sort_values(order, na_position="first", kind="stable").drop_duplicates(keys, keep="last")
     return out.sort_values("_row", kind="stable").drop(columns="_row").reset_index(drop=True)
+
+
+def named_rows(
+    df: pd.DataFrame, table: str, columns: Iterable[str], notes: list[str], said: str | None = None
+) -> pd.DataFrame:
+    """The rows whose identifying `columns` all have a value; the others are left out and said
+    in `notes` (`said`: how the note names the columns). A blank judge had been a judge named
+    '', a blank session one human of many sessions."""
+    columns = list(columns)
+    blank = pd.Series(False, index=df.index)
+    for column in columns:
+        blank |= df[column].isna() | (df[column].astype(str).str.strip() == "")
+    if blank.any():
+        notes.append(
+            f"{table}.csv: {int(blank.sum())} row(s) without their {said or ', '.join(columns)} left out: "
+            "the export writes every one."
+        )
+    return df[~blank]
+
+
+def same_in_each(df: pd.DataFrame, table: str, key: str, noun: str, columns: Iterable[str]) -> None:
+    """Raise a ValueError when the rows of one (study, `key`) give different values in one of
+    `columns`, which the export writes the same in each of them (what a session or a dialogue
+    is): they were edited, and a figure took whichever row came first. Missing cells are not
+    compared."""
+    for column in columns:
+        varied = df.groupby(["study", key])[column].nunique()
+        if (varied > 1).any():
+            study, value = varied[varied > 1].index[0]
+            values = sorted(set(df.loc[(df["study"] == study) & (df[key] == value), column].dropna()))
+            raise ValueError(
+                f"{table}.csv: the rows of {noun} {value}{f' of study {study!r}' if study else ''} "
+                f"disagree on {column} ({', '.join(repr(v) for v in values)}), which the export writes "
+                "the same in each: likely edited. Make them agree."
+            )
+
+
+def flag_as_told(derived: pd.Series, given: pd.Series) -> tuple[pd.Series, int]:
+    """A flag the export derives from other columns (an answer's correctness from its side and
+    the culprit's): as those columns tell (`derived`, a nullable boolean, missing where they do
+    not), else as written (`given`). Also how many written values the columns contradict."""
+    clashes = derived.notna() & given.notna() & (given != derived).fillna(False)
+    return derived.fillna(given), int(clashes.sum())
 
 
 def require(df: pd.DataFrame, table: str, columns: Iterable[str], purpose: str = "") -> None:

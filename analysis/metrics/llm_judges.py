@@ -28,7 +28,15 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.metrics.common import make_table, pct
-from analysis.metrics.frames import last_answers, read_csv, require, typed_by
+from analysis.metrics.frames import (
+    flag_as_told,
+    last_answers,
+    named_rows,
+    read_csv,
+    require,
+    same_in_each,
+    typed_by,
+)
 from analysis.metrics.intervals import proportion
 
 TABLE = "llm_judgements"
@@ -126,13 +134,8 @@ def answers(df: pd.DataFrame | None, notes: list[str] | None = None) -> pd.DataF
     ):
         out[column] = _text(out, column)
     out["condition"] = out["condition"].str.strip().str.lower()  # bias codes: "Baseline" is the baseline
-    unnamed = (out["dialogue"] == "") | (out["judge"] == "") | (out["condition"] == "")
-    if unnamed.any():
-        notes.append(
-            f"{TABLE}.csv: {int(unnamed.sum())} row(s) without their dialogue, judge or condition "
-            "left out: the export writes every one."
-        )
-    out = out[~unnamed & (out["chosen_side"] != "")].copy()
+    out = named_rows(out, TABLE, ("dialogue", "judge", "condition"), notes, "dialogue, judge or condition")
+    out = out[out["chosen_side"] != ""].copy()
     out["correct"] = _correct(out, notes)
     out = out[out["correct"].notna()].copy()
     out["active_side_letter"] = _active_letters(out, notes)
@@ -159,33 +162,26 @@ def _one_dialogue(out: pd.DataFrame) -> None:
     edited (a ValueError; Table 31 took its first row's); a cell left blank where the export
     always writes one takes the value the dialogue's other rows give (a blank side_a had shown
     " vs. culprit")."""
-    keys = [out["study"], out["dialogue"]]
+    given = out[["study", "dialogue", *_DIALOGUE_COLUMNS]].copy()
     for column, never_blank in _DIALOGUE_COLUMNS.items():
-        given = out[column].where(out[column] != "") if never_blank else out[column]
-        varied = given.groupby(keys).nunique()
-        if (varied > 1).any():
-            study, dialogue = varied[varied > 1].index[0]
-            values = sorted(set(given[(out["study"] == study) & (out["dialogue"] == dialogue)].dropna()))
-            raise ValueError(
-                f"{TABLE}.csv: the rows of dialogue {dialogue}{f' of study {study!r}' if study else ''} "
-                f"disagree on {column} ({', '.join(repr(v) for v in values)}), which the export writes "
-                "the same in each: likely edited. Make them agree."
-            )
         if never_blank:
-            out[column] = given.groupby(keys).transform("first").fillna("")
+            given[column] = given[column].where(given[column] != "")
+    same_in_each(given, TABLE, "dialogue", "dialogue", _DIALOGUE_COLUMNS)
+    for column, never_blank in _DIALOGUE_COLUMNS.items():
+        if never_blank:
+            out[column] = given.groupby(["study", "dialogue"])[column].transform("first").fillna("")
 
 
 def _correct(out: pd.DataFrame, notes: list[str]) -> pd.Series:
     told = out["chosen_side"].isin(["A", "B"]) & out["culprit_side"].isin(["A", "B"])
     derived = (out["chosen_side"] == out["culprit_side"]).astype("boolean").where(told, pd.NA)
-    given = out["correct"].astype("boolean")
-    clash = told & given.notna() & (given != derived).fillna(False)
-    if clash.any():
+    correct, clashes = flag_as_told(derived, out["correct"].astype("boolean"))
+    if clashes:
         notes.append(
-            f"{TABLE}.csv: {int(clash.sum())} answer(s) whose `correct` disagrees with chosen_side and "
+            f"{TABLE}.csv: {clashes} answer(s) whose `correct` disagrees with chosen_side and "
             "culprit_side: counted by the sides."
         )
-    return derived.fillna(given)
+    return correct
 
 
 def _active_letters(out: pd.DataFrame, notes: list[str]) -> pd.Series:

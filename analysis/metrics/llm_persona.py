@@ -44,7 +44,16 @@ import numpy as np
 import pandas as pd
 
 from analysis.metrics.common import make_table, pct, rnd
-from analysis.metrics.frames import analysable, last_answers, read_csv, require, typed_by
+from analysis.metrics.frames import (
+    analysable,
+    flag_as_told,
+    last_answers,
+    named_rows,
+    read_csv,
+    require,
+    same_in_each,
+    typed_by,
+)
 from analysis.metrics.intervals import proportion
 
 JUDGEMENTS = "llm_persona_judgements"
@@ -123,6 +132,7 @@ LEVELS = ("none", "low", "medium", "high")
 ALL = "all"
 KINDS = ("persona", "naive")
 HUMANS = "Humans"
+HUMAN_COLUMNS = ("claim", "truth", "human_initial_answer", "human_final_answer")
 
 
 def typed(table: str, df: pd.DataFrame) -> pd.DataFrame:
@@ -165,20 +175,6 @@ def _kept(df: pd.DataFrame, table: str, participants: pd.DataFrame | None, notes
     return pd.Series(analysable(df, table, participants), index=df.index)
 
 
-def _named(out: pd.DataFrame, table: str, columns: tuple[str, ...], notes: list[str]) -> pd.DataFrame:
-    """The rows whose identifying cells are all there; the others are dropped and said (a blank
-    judge was a judge named '', a blank session one human of many sessions)."""
-    blank = pd.Series(False, index=out.index)
-    for column in columns:
-        blank |= out[column].isna() | (out[column].astype(str).str.strip() == "")
-    if blank.any():
-        notes.append(
-            f"{table}.csv: {int(blank.sum())} row(s) without their {', '.join(columns)} left out: "
-            "the export writes every one."
-        )
-    return out[~blank]
-
-
 # --- persona and naive judges -------------------------------------------------------------------
 
 
@@ -212,32 +208,17 @@ def judgements(
             if column.endswith("answer") or column == "truth"
             else _text(out, column)
         )
-    out = _named(out, JUDGEMENTS, ("session", "judge", "claim"), notes)
+    out = named_rows(out, JUDGEMENTS, ("session", "judge", "claim"), notes)
     keep = out["final_answer"].isin(["true", "false"]) & out["truth"].isin(["true", "false"])
     keep &= _kept(out, JUDGEMENTS, participants, notes)
     out = last_answers(
         out[keep], ["study", "session", "judge", "judge_kind"], JUDGEMENTS, ["initial_answer", "final_answer"]
     )
-    _one_human(out)
+    # Every judge's row of a session repeats the session's claim, truth and human answers.
+    same_in_each(out, JUDGEMENTS, "session", "session", HUMAN_COLUMNS)
     for column in ("truth", "initial_answer", "final_answer", "human_initial_answer", "human_final_answer"):
         out[f"{column.removesuffix('_answer')}_b"] = out[column].map({"true": True, "false": False})
     return out
-
-
-def _one_human(out: pd.DataFrame) -> None:
-    """Every judge's row of a session repeats the session's claim, truth and human answers:
-    rows that disagree were edited, and which one the humans' figures took depended on row
-    order (a ValueError)."""
-    for column in ("claim", "truth", "human_initial_answer", "human_final_answer"):
-        varied = out.groupby(["study", "session"])[column].nunique()
-        if (varied > 1).any():
-            study, session = varied[varied > 1].index[0]
-            values = sorted(set(out.loc[(out["study"] == study) & (out["session"] == session), column]))
-            raise ValueError(
-                f"{JUDGEMENTS}.csv: the rows of session {session}{f' of study {study!r}' if study else ''} "
-                f"disagree on {column} ({', '.join(repr(v) for v in values)}), which the export writes "
-                "the same in each: likely edited. Make them agree."
-            )
 
 
 def kappa_binary(a: list[bool], b: list[bool]) -> float | None:
@@ -412,7 +393,7 @@ def ratings(
     ):
         out[column] = _text(out, column)
     out["level"] = out["level"].str.lower()
-    out = _named(out, RATINGS, ("session", "debater", "rater", "strategy"), notes)
+    out = named_rows(out, RATINGS, ("session", "debater", "rater", "strategy"), notes)
     keep = out["level"].isin(LEVELS) & _kept(out, RATINGS, participants, notes)
     out = last_answers(out[keep], ["study", "session", "debater", "rater", "strategy"], RATINGS, ["level"])
     out["score"] = out["level"].map({level: n for n, level in enumerate(LEVELS)}).astype(int)
@@ -425,14 +406,12 @@ def ratings(
         if "debater_correct" in out.columns
         else pd.Series(pd.NA, index=out.index, dtype="boolean")
     )
-    derived = (sides == truth).astype("boolean").where(told, pd.NA)
-    clash = told & given.notna() & (given != derived).fillna(False)
-    if clash.any():
+    correct, clashes = flag_as_told((sides == truth).astype("boolean").where(told, pd.NA), given)
+    if clashes:
         notes.append(
-            f"{RATINGS}.csv: {int(clash.sum())} rating(s) whose debater_correct disagrees with "
+            f"{RATINGS}.csv: {clashes} rating(s) whose debater_correct disagrees with "
             "debater_side and truth: counted by debater_side and truth."
         )
-    correct = derived.fillna(given)
     unknown = correct.isna()
     if unknown.any():
         notes.append(

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
-from tests.support.servers import asgi_server
+from tests.support.servers import asgi_server, quiet_database
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -144,6 +144,7 @@ def context(transactional_db, browser) -> Iterator[BrowserContext]:
     context = new_context(browser)
     yield context
     context.close()
+    quiet_database()  # nor a write the closed pages set off
 
 
 # --- A participant's hands ---------------------------------------------------------------

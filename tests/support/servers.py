@@ -86,6 +86,26 @@ def wait_http(url: str, process: subprocess.Popen, timeout: float = 90) -> None:
     raise RuntimeError(f"server did not answer {url} within {timeout}s")
 
 
+def quiet_database(timeout: float = 10) -> None:
+    """Wait until no other session on the test database (a server's, a worker's) is running a
+    statement or holds a transaction open: the flush between tests (TRUNCATE) then takes its
+    locks without meeting a write still on its way, which PostgreSQL had ended as a deadlock
+    (a websocket's last writes after the browser closed). No-op on SQLite."""
+    if connection.vendor != "postgresql":
+        return
+    deadline = time.monotonic() + timeout
+    with connection.cursor() as cursor:
+        while time.monotonic() < deadline:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND pid <> pg_backend_pid() AND backend_type = 'client backend'"
+                " AND state IN ('active', 'idle in transaction', 'idle in transaction (aborted)')"
+            )
+            if cursor.fetchone()[0] == 0:
+                return
+            time.sleep(0.05)
+
+
 def stop(process: subprocess.Popen, timeout: float = 10) -> None:
     if process.poll() is None:
         process.send_signal(signal.SIGTERM)

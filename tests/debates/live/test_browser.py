@@ -27,7 +27,7 @@ from devtools import fakellm
 from participants.models import Participant, Response
 from tests.support.browser import PROLIFIC_DONE, choose, heading, new_context, screenshot, slide_to, submit
 from tests.support.cast import entry_url, pid
-from tests.support.servers import LIVE_ENV, asgi_server, celery_worker
+from tests.support.servers import LIVE_ENV, asgi_server, celery_worker, quiet_database
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.browser]
 
@@ -93,6 +93,7 @@ def settle(timeout: float = 15) -> None:
     busy = LiveTurn.objects.filter(status__in=[LiveTurn.Status.PENDING, LiveTurn.Status.STREAMING])
     while busy.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
+    quiet_database()  # and the last writes of the closed page's websocket
 
 
 @pytest.fixture

@@ -320,7 +320,7 @@ if not 0 <= env_int("REPORTS_NIGHTLY_HOUR", 3) <= 23:
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "analysis.api_auth.CountedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -330,6 +330,9 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.UserRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"user": env_str("API_RATE", "1200/hour")},
 }
+# Wrong API tokens per client address (COUNT/SECONDS windows, "off": none); past them the
+# address gets 429 until the window ends, and no token of it is looked up meanwhile.
+API_TOKEN_FAILURE_LIMITS = env_list("API_TOKEN_FAILURE_LIMITS", ["20/600"])
 SPECTACULAR_SETTINGS = {
     "TITLE": "Rostrum analysis API",
     "DESCRIPTION": "Read-only access to studies, their live progress, export tables and reports.",

@@ -8,6 +8,8 @@
 - `rate_hit()`: one more event in fixed windows ("20/60": 20 per 60 seconds), counted where
   every server process sees the count: Redis in production (one round trip for all the
   windows), Django's cache (memory) in the embedded default, one process.
+- `rate_wait()`: whether a key is past its limit, without counting (wrong API tokens are
+  counted only when they fail, and refused unchecked once past the limit).
 - `count_add()`: a shared counter (the websockets a token holds open).
 
 Counters failing (Redis down) never refuse anyone: limits fail open, with a warning logged.
@@ -134,21 +136,28 @@ def rate_hit(scope: str, key: str, spec: Iterable[str], now: float | None = None
     """Count one event of `scope` by `key` in every window of `spec`. Returns 0 when every
     window is within its count, else the seconds until the fullest one ends (a Retry-After).
     Refused events count too, so a client that keeps trying stays refused."""
-    if not key:
-        return 0
-    found = windows(tuple(spec))
+    found, now = windows(tuple(spec)) if key else (), time.time() if now is None else now
     if not found:
         return 0
-    now = time.time() if now is None else now
-    slots = [int(now // w.seconds) for w in found]
-    names = [(f"rate:{scope}:{key}:{w.seconds}:{slot}", w.seconds + 1) for w, slot in zip(found, slots)]
-    counts = _counters().add_many(names, 1)
-    waits = [
-        max(1, int((slot + 1) * w.seconds - now) + 1)
-        for w, slot, n in zip(found, slots, counts)
-        if n > w.count
-    ]
-    return max(waits, default=0)
+    counts = _counters().add_many([(_window_name(scope, key, w, now), w.seconds + 1) for w in found], 1)
+    return max((_wait(w, now) for w, n in zip(found, counts) if n > w.count), default=0)
+
+
+def rate_wait(scope: str, key: str, spec: Iterable[str], now: float | None = None) -> int:
+    """What `rate_hit` would say of the events counted so far, without counting one: 0 while
+    every window of `spec` is within its count, else the seconds until the fullest one ends."""
+    found, now = windows(tuple(spec)) if key else (), time.time() if now is None else now
+    full = [w for w in found if _counters().get(_window_name(scope, key, w, now)) >= w.count]
+    return max((_wait(w, now) for w in full), default=0)
+
+
+def _window_name(scope: str, key: str, window: Window, now: float) -> str:
+    return f"rate:{scope}:{key}:{window.seconds}:{int(now // window.seconds)}"
+
+
+def _wait(window: Window, now: float) -> int:
+    """Seconds until the window holding `now` ends (at least 1)."""
+    return max(1, int((int(now // window.seconds) + 1) * window.seconds - now) + 1)
 
 
 def count_add(name: str, delta: int, ttl: int) -> int:

@@ -108,9 +108,10 @@ def _instant_offline_model(settings):
 @pytest.fixture(autouse=True)
 def _no_address_limits(settings):
     """Every walker arrives from 127.0.0.1: the per-address limits on entries and places are
-    off unless a test turns them on (tests/security)."""
+    off unless a test turns them on (tests/security); so is the count of wrong API tokens."""
     settings.ENTRY_RATE_LIMITS = []
     settings.PLACE_RATE_LIMITS = []
+    settings.API_TOKEN_FAILURE_LIMITS = []
 
 
 @pytest.fixture

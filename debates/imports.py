@@ -23,10 +23,22 @@ from django.db.backends.base.operations import BaseDatabaseOperations
 from django.db.models import Field
 
 SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,78}[a-z0-9])?$")
-# C0 control characters other than tab, line feed and carriage return: PostgreSQL refuses NUL
+# Control characters other than tab, line feed and carriage return: PostgreSQL refuses NUL
 # in text (an error on writing, after the file was found clean), and none of the others
-# belongs in a dialogue, claim or excerpt.
-CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+# belongs in a dialogue, claim or excerpt. DEL and the C1 block (U+0080-U+009F) too: a C1
+# character in UTF-8 text is nearly always Windows-1252 punctuation decoded as Latin-1 on
+# the way (a curly apostrophe become U+0092), which participants would see as a box.
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# Where a JSON string's plain run of characters ends: its closing quote, an escape, or a
+# character a string may not hold as it is.
+_STRING_STOP = re.compile(r'["\\\x00-\x1f\x7f-\x9f]')
+
+
+def control_message(char: str) -> str:
+    message = f"a control character (U+{ord(char):04X}) is not allowed in text"
+    if "\x80" <= char <= "\x9f":
+        message += " (was the file Windows-1252 text converted to UTF-8 as Latin-1?)"
+    return message
 
 
 # --- Problems ----------------------------------------------------------------------------
@@ -217,9 +229,8 @@ class _Parser:
         parts: list[str] = []
         text = self.text
         while True:
-            end = self.i
-            while end < len(text) and text[end] not in '"\\' and text[end] >= " ":
-                end += 1
+            stop = _STRING_STOP.search(text, self.i)
+            end = stop.start() if stop else len(text)
             parts.append(text[self.i : end])
             if end >= len(text):
                 raise self.fail("unterminated string", start)
@@ -229,6 +240,8 @@ class _Parser:
                 return "".join(parts)
             if ch < " ":
                 raise self.fail("control character in a string (use \\n for a line break)", end)
+            if ch != "\\":
+                raise self.fail(control_message(ch), end)
             self.i = end + 1
             parts.append(self.escape())
 
@@ -257,7 +270,7 @@ class _Parser:
 
     def allowed(self, char: str, start: int) -> str:
         if CONTROL.match(char):
-            raise self.fail(f"a control character (U+{ord(char):04X}) is not allowed in text", start)
+            raise self.fail(control_message(char), start)
         return char
 
     def hex4(self, at: int) -> int:
@@ -425,8 +438,7 @@ def csv_rows(text: str, columns: list[str], problems: list[ImportProblem]) -> It
             cells = dict(zip(columns, row))
             controls = [(name, found.group()) for name in columns if (found := CONTROL.search(cells[name]))]
             for name, char in controls:
-                message = f"a control character (U+{ord(char):04X}) is not allowed in text"
-                problems.append(ImportProblem(reader.line_num, name, message))
+                problems.append(ImportProblem(reader.line_num, name, control_message(char)))
             if not controls:
                 yield reader.line_num, cells
     except csv.Error as error:

@@ -50,6 +50,11 @@ def test_it_remembers_where_keys_and_items_start():
         ('{"a":\n"\\u001b[31m"}', 2, "a control character (U+001B) is not allowed in text"),
         ('{"a":\n"\\f"}', 2, "a control character (U+000C) is not allowed in text"),
         ('{"\\u0000":\n1}', 1, "a control character (U+0000)"),
+        # DEL and C1 characters, escaped or as they are: mojibake of Windows-1252 punctuation.
+        ('{"a":\n"it\\u0092s"}', 2, "a control character (U+0092) is not allowed in text (was the file"),
+        ('{"a":\n"it\x92s"}', 2, "a control character (U+0092) is not allowed in text (was the file"),
+        ('{"a":\n"rub\x7fout"}', 2, "a control character (U+007F) is not allowed in text"),
+        ('{"a\x85":\n1}', 1, "a control character (U+0085)"),
         ("[\u0661]", 1, "unexpected character"),
     ],
 )
@@ -67,16 +72,23 @@ def test_deep_nesting_is_refused_not_a_crash():
 
 def test_a_surrogate_pair_tab_and_line_breaks_still_decode():
     assert loads('"\\ud83d\\ude00 \\t\\n\\r"') == "\U0001f600 \t\n\r"
+    # Text around the control blocks decodes, escaped or not: curly quotes, NBSP, accents.
+    assert loads('["it\u2019s \\u2019 caf\u00e9\u00a0\\u00a0\u00ff~"]') == [
+        "it\u2019s \u2019 caf\u00e9\u00a0\u00a0\u00ff~"
+    ]
     assert loads("[" + "9" * 19 + "]") == [int("9" * 19)]
 
 
 def test_a_csv_cell_with_a_control_character_is_a_problem_of_its_line_and_column():
     problems = []
-    rows = list(csv_rows("a,b\nok,fine\nbad,x\x00y\n\x1bz,w\n", ["a", "b"], problems))
+    rows = list(csv_rows("a,b\nok,fine\nbad,x\x00y\n\x1bz,w\nit\x92s,\x7f\n", ["a", "b"], problems))
     assert rows == [(2, {"a": "ok", "b": "fine"})]
     assert [str(p) for p in problems] == [
         "line 3, b: a control character (U+0000) is not allowed in text",
         "line 4, a: a control character (U+001B) is not allowed in text",
+        "line 5, a: a control character (U+0092) is not allowed in text"
+        " (was the file Windows-1252 text converted to UTF-8 as Latin-1?)",
+        "line 5, b: a control character (U+007F) is not allowed in text",
     ]
 
 

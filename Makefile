@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: demo test test-fast install install-dev lint messages bench-arrivals bench-live bench-analysis bench-faults cluster clean
+.PHONY: demo test test-fast install install-dev lint messages bench-arrivals bench-live bench-analysis bench-faults bench-persuasion cluster clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)

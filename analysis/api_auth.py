@@ -9,6 +9,8 @@ the limit, are never counted."""
 
 from __future__ import annotations
 
+import logging
+
 from django.conf import settings
 from rest_framework.authentication import TokenAuthentication, get_authorization_header
 from rest_framework.exceptions import AuthenticationFailed, Throttled
@@ -16,6 +18,7 @@ from rest_framework.exceptions import AuthenticationFailed, Throttled
 from participants import limits
 
 SCOPE = "api-token"
+log = logging.getLogger(__name__)
 
 
 class CountedTokenAuthentication(TokenAuthentication):
@@ -32,4 +35,7 @@ class CountedTokenAuthentication(TokenAuthentication):
             return super().authenticate(request)
         except AuthenticationFailed:
             limits.rate_hit(SCOPE, address, spec)
+            if wait := limits.rate_wait(SCOPE, address, spec):
+                # Said once per window: past here the address's tokens are not looked up.
+                log.warning("API tokens from %s refused for %d s: too many wrong ones", address, wait)
             raise

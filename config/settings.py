@@ -54,6 +54,22 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def env_rates(name: str, default: list[str]) -> list[str]:
+    """Rate-limit windows, COUNT/SECONDS comma-separated ("20/60,120/3600"), or "off": checked
+    here, so a malformed value stops the process at start-up instead of failing the requests
+    it limits (participants.limits reads them)."""
+    items = env_list(name, default)
+    for item in items:
+        if item.lower() in ("off", "0"):
+            continue
+        count, slash, seconds = item.partition("/")
+        if not (slash and count.isdigit() and seconds.isdigit() and int(count) >= 1 and int(seconds) >= 1):
+            raise ImproperlyConfigured(
+                f"{name} must be COUNT/SECONDS windows like 20/60,120/3600 (or off), got {item!r}"
+            )
+    return items
+
+
 def database_from_url(url: str) -> dict:
     """Turn `sqlite:///path` or `postgres://user:pass@host:port/name` into DATABASES."""
     parts = urlsplit(url)
@@ -332,7 +348,7 @@ REST_FRAMEWORK = {
 }
 # Wrong API tokens per client address (COUNT/SECONDS windows, "off": none); past them the
 # address gets 429 until the window ends, and no token of it is looked up meanwhile.
-API_TOKEN_FAILURE_LIMITS = env_list("API_TOKEN_FAILURE_LIMITS", ["20/600"])
+API_TOKEN_FAILURE_LIMITS = env_rates("API_TOKEN_FAILURE_LIMITS", ["20/600"])
 SPECTACULAR_SETTINGS = {
     "TITLE": "Rostrum analysis API",
     "DESCRIPTION": "Read-only access to studies, their live progress, export tables and reports.",
@@ -441,8 +457,8 @@ PROLIFIC_STRICT_IDS = env_bool("PROLIFIC_STRICT_IDS", True)
 # Abuse limits (docs/decisions.md, "Abuse limits"), per client address as COUNT/SECONDS
 # windows ("off": none): study-link entries, and places taken (a dialogue, a claim, comparisons).
 # A place taken and not yet answered on is held PLACE_IDLE_MINUTES, not the whole time limit.
-ENTRY_RATE_LIMITS = env_list("ENTRY_RATE_LIMITS", ["20/60", "120/3600"])
-PLACE_RATE_LIMITS = env_list("PLACE_RATE_LIMITS", ["6/60", "30/3600"])
+ENTRY_RATE_LIMITS = env_rates("ENTRY_RATE_LIMITS", ["20/60", "120/3600"])
+PLACE_RATE_LIMITS = env_rates("PLACE_RATE_LIMITS", ["6/60", "30/3600"])
 PLACE_IDLE_MINUTES = env_int("PLACE_IDLE_MINUTES", 5, minimum=1)
 # X-Forwarded-For names the client only when the peer is one of these proxies (addresses or
 # networks, e.g. "10.0.0.0/8"); by default none is trusted and the peer is the client.

@@ -89,6 +89,10 @@ def test_database_and_redis_urls_switch_to_production_parts():
             {"DB_POOL_MAX": "lots", "DATABASE_URL": "postgres://h/db", "DEBUG": "1"},
             "DB_POOL_MAX must be an integer",
         ),
+        # Rate limits: malformed, they had failed every request they limit (a 500), not the start.
+        ({"API_TOKEN_FAILURE_LIMITS": "20/10m"}, "API_TOKEN_FAILURE_LIMITS must be COUNT/SECONDS windows"),
+        ({"ENTRY_RATE_LIMITS": "20/60,lots"}, "ENTRY_RATE_LIMITS must be COUNT/SECONDS windows"),
+        ({"PLACE_RATE_LIMITS": "0/60"}, "got '0/60'"),
     ],
 )
 def test_bad_values_fail_at_start_up(env, message):

@@ -47,9 +47,11 @@ def wrong() -> str:
     return secrets.token_hex(20)
 
 
-def test_wrong_tokens_from_one_address_are_refused_after_the_limit_right_ones_too(token):
+def test_wrong_tokens_from_one_address_are_refused_after_the_limit_right_ones_too(token, caplog):
     ip = address()
     assert [client_at(ip, wrong()).get(STUDIES).status_code for _ in range(3)] == [401, 401, 401]
+    said = [r.getMessage() for r in caplog.records if r.name == "analysis.api_auth"]
+    assert said == [f"API tokens from {ip} refused for 31 s: too many wrong ones"]
     refused = client_at(ip, wrong()).get(STUDIES)
     assert refused.status_code == 429
     assert 1 <= int(refused["Retry-After"]) <= 61

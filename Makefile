@@ -8,7 +8,8 @@ PORT   ?= 8000
 .PHONY: demo test test-fast install install-dev lint messages bench-arrivals bench-live bench-analysis bench-faults bench-persuasion cluster clean
 
 $(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Rostrum needs Python 3.11 or newer: $(PYTHON) is " + sys.version.split()[0] + "; run make PYTHON=python3.11 ...")'
+	$(PYTHON) -m venv $(VENV) || { echo "could not make a virtual environment: on Debian/Ubuntu, apt-get install python3-venv"; exit 1; }
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(VENV)/.runtime: requirements.txt | $(BIN)/python

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from analysis.exports.table import Table, col, flag, iso
+from analysis.exports.table import ALL, Table, col, flag, iso
 from debates.judges.services import study_items
 from studies.models import Study
 
 SIGNED = {"A": 1, "B": -1, "": 0}
 
 
-def llm_judgement_rows(study: Study) -> Iterator[dict]:
-    for item in study_items(study.slug):
+def llm_judgement_rows(study: Study, window: slice = ALL) -> Iterator[dict]:
+    for item in study_items(study.slug, window):
         r, judge = item.result, item.payload.get("judge") or {}
         active = r.get("active_side_letter") or ""
         yield {
@@ -75,4 +75,5 @@ LLM_JUDGEMENTS = Table(
     "One row per dialogue judged by an LLM participant (design A, paper 000 Tables 30-34).",
     LLM_JUDGEMENT_COLUMNS,
     llm_judgement_rows,
+    windowed=True,
 )

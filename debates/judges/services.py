@@ -48,13 +48,13 @@ def job_results(job: Job) -> list[dict]:
     return [item.result for item in items]
 
 
-def study_items(study_slug: str) -> Iterator[JobItem]:
+def study_items(study_slug: str, window: slice = slice(None)) -> Iterator[JobItem]:
     """The finished items of every LLM-participants job configured on the study, oldest job
-    first (the export's rows)."""
+    first (the export's rows); those of `window` (read with LIMIT and OFFSET) when given."""
     jobs = Job.objects.filter(kind=KIND, config__study=study_slug)
     yield from (
         JobItem.objects.filter(job__in=jobs, status=JobItem.Status.DONE, result__isnull=False)
         .select_related("job")
-        .order_by("job__created_at", "job_id", "pk")
+        .order_by("job__created_at", "job_id", "pk")[window]
         .iterator(chunk_size=2000)
     )

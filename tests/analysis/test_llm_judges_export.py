@@ -142,3 +142,18 @@ def test_the_table_is_registered_with_a_codebook():
     assert {"judge", "model", "chosen_side", "correct", "followed_bias", "template_version"} <= columns
     # The analysis reads every exported column with a type.
     assert columns == set(llm_judges.SCHEMAS["llm_judgements"])
+
+
+def test_a_window_of_the_table_is_the_whole_table_cut_the_same_way(mystery_study):
+    """The API's pages read a window of llm_judgements with LIMIT and OFFSET, over two jobs."""
+    paper_job(mystery_study, "first")
+    paper_job(mystery_study, "second")
+    paper_job(mystery_study, "failed", status="failed")
+    table = TABLES["llm_judgements"]
+    assert table.windowed
+    whole = [[c.get(r) for c in table.columns] for r in table.rows_for(mystery_study)]
+    assert len(whole) == 120 and {row[2] for row in whole[:60]} == {"first"}
+    for window in [slice(0, 7), slice(55, 65), slice(119, 125), slice(120, 121), slice(200, 210)]:
+        assert [[c.get(r) for c in table.columns] for r in table.rows_for(mystery_study, window)] == whole[
+            window
+        ]

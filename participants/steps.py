@@ -67,9 +67,13 @@ class DebriefKind(StepKind):
     key = "debrief"
     label = "Debrief"
     description = "The closing text; its button completes the study (put it last)."
-    template = "participants/steps/text_page.html"
+    template = "participants/steps/debrief.html"
     config_form = DebriefConfig
     passive = True
+
+    def context(self, ctx: StepContext) -> dict:
+        # Shown with the button that completes the study, in case the return to Prolific fails.
+        return {"completion_code": ctx.study.completion_code}
 
     def check_study(self, study, step, steps) -> list[str]:
         return [] if step is steps[-1] else ["the debrief should be the last step."]

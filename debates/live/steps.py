@@ -235,4 +235,4 @@ class ClaimDebriefKind(DebriefKind):
 
     def context(self, ctx: StepContext) -> dict:
         sessions = LiveSession.objects.filter(participant=ctx.participant).select_related("claim")
-        return {"judged": [s.claim for s in sessions.order_by("position")]}
+        return {**super().context(ctx), "judged": [s.claim for s in sessions.order_by("position")]}

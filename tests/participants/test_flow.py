@@ -34,6 +34,19 @@ class TestSteps:
         assert keys == {"consent", "colour", "agree", "check_1", "check_2", "age", "warmth", "why"}
         assert StepVisit.objects.filter(participant=p).count() == 5
 
+    def test_the_debrief_shows_the_completion_code_before_the_button_completes(self, walker):
+        """Should the return to Prolific fail (a blocked redirect, no connection), the code is
+        on the page already; the button is still what completes the study."""
+        walker.walk(answers={"Page two": {"check_1": "Disagree"}}, stop_before="Thanks")
+        response, form = walker.page()
+        page = response.content.decode()
+        assert form.title == "Thanks"
+        assert "Your completion code:" in page and '<strong class="code">CDONE</strong>' in page
+        assert participant(walker).status == Participant.Status.ACTIVE
+        walker.submit()
+        assert walker.exit_url == PROLIFIC + "CDONE"
+        assert participant(walker).status == Participant.Status.COMPLETED
+
     def test_answers_are_stored_with_numeric_codes(self, walker):
         walker.walk(
             answers={

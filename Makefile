@@ -60,7 +60,7 @@ MESSAGE_LANGUAGES ?= de
 messages: install-dev
 	$(BIN)/python manage.py makemessages --no-obsolete --no-location $(addprefix -l ,$(MESSAGE_LANGUAGES)) \
 		--ignore=.venv --ignore=var --ignore=tests --ignore=bench --ignore=docker
-	$(BIN)/python manage.py compilemessages --ignore=.venv
+	$(BIN)/python manage.py compilemessages --ignore=.venv --ignore=var
 
 bench-arrivals: install-dev
 	$(BIN)/python -m bench.arrivals

@@ -36,6 +36,7 @@
   var retryBox = document.getElementById("retry-box");
   var retryButton = document.getElementById("retry");
   var finish = document.getElementById("finish");
+  var finishHint = document.getElementById("finish-hint");
   var bar = root.querySelector(".live-bar");
   var newBelow = document.getElementById("new-below");
   var names = { A: say("name_A", "Debater A"), B: say("name_B", "Debater B"), C: say("name_C", "AI advisor"), J: say("name_J", "You") };
@@ -157,6 +158,7 @@
     sendButton.disabled = passButton.disabled = !judgeTurn;
     retryBox.hidden = !failed() || !connected;
     if (finish) finish.disabled = !(state.done || failed());
+    if (finishHint) finishHint.hidden = !finish || !finish.disabled;
     if (judgeTurn && !wasJudgeTurn) {
       // On a phone the question box can be far below: bring it into view when it opens.
       composer.scrollIntoView({ block: "nearest", behavior: "smooth" });

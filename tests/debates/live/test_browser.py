@@ -336,12 +336,15 @@ def test_a_participant_judges_a_live_debate_and_a_second_claim_from_the_prolific
     expect(page.locator("#chat > li").nth(2).locator(".msg-text")).to_have_text(QUESTION)
     expect(status(page)).to_have_text("Debater A is writing…", timeout=TURN_WAIT)
     expect(finish_button(page)).to_be_disabled()
+    finish_hint = page.locator("#finish-hint")  # why the button is grey
+    expect(finish_hint).to_have_text("This becomes available when the conversation has ended.")
 
     # Round 2 over: pass. Round 3 ends the conversation.
     wait_for_judge_turn(page, shown=5)
     pass_turn(page)
     expect(page.locator("#chat > li").nth(5).locator(".msg-head span:first-child")).to_have_text("You passed")
     expect(finish_button(page)).to_be_enabled(timeout=TURN_WAIT)
+    expect(finish_hint).to_be_hidden()
     expect(status(page)).to_have_text("The conversation is over. Continue to your final answer.")
     expect(composer(page)).to_be_hidden()
     shown = messages(page)
@@ -376,6 +379,7 @@ def test_a_participant_judges_a_live_debate_and_a_second_claim_from_the_prolific
     for stance, s in zip(stances.all(), sessions):
         expect(stance).to_contain_text(s.claim.text)
         expect(stance.locator("strong")).to_have_text("True" if s.claim.truth else "False")
+    expect(page.locator(".code-box strong.code")).to_have_text("CCLAIMDONE")  # should Prolific not open
     screenshot(page, "live-debate-thanks")
     submit(page, "Finish and return to Prolific")
 

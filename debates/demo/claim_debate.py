@@ -83,7 +83,11 @@ CLAIM_DEBATE_STUDY = {
                 "intro": "A few questions about your views and about you.",
                 "score_items": "belief_overstated, belief_own_research, belief_trust",
                 "reverse_items": "belief_trust",
-                "groups": "mainstream: 1 - 2.5\nskeptical: 3.5 - 5",
+                # The demo's groups cover every score (means of three items: 1, 4/3, …, 5), so
+                # anyone trying it reaches the debate; a study like paper 001's leaves a middle
+                # band out ("mainstream: 1 - 2.5", "skeptical: 3.5 - 5"), screened out with
+                # screened_out_code.
+                "groups": "mainstream: 1 - 3\nskeptical: 3.1 - 5",
             },
             "questions": [
                 {

@@ -53,10 +53,16 @@ Taking part is voluntary; you may stop at any time by closing this page and retu
 study on Prolific. We store what you write and your Prolific ID."""
 
 DEBRIEF = """\
-Thank you for taking part. The dialogue you took part in follows the persuasion dialogue \
-protocol of Prakken (2006): each sentence is read as a move (claim, why, since, question, \
-concede or retract), and a side wins when the other concedes its initial claim or retracts \
-its own. Your opponent's arguments were not checked for accuracy."""
+Thank you for taking part. Each sentence written in the dialogue was read as a move: a \
+claim, a question, a reason, a concession or a retraction; a side won when the other gave up \
+its position. {opponent} Your opponent's arguments were not checked for accuracy: do not \
+take them as advice or as facts."""
+# Who the opponent was, said in the debrief (the consent says only that it may be an AI).
+OPPONENTS = {
+    "ai": "Your opponent was an AI system.",
+    "human": "Your opponent was another participant if one joined within two minutes of your "
+    "arrival, and otherwise an AI system.",
+}
 
 
 def _dialogue_config(opponent: str) -> dict:
@@ -126,12 +132,19 @@ def _study(slug: str, title: str, opponent: str, codes: str) -> dict:
                     },
                 ],
             },
-            {"kind": "debrief", "title": "Thank you", "config": {"text": DEBRIEF}},
+            {
+                "kind": "debrief",
+                "title": "Thank you",
+                "config": {"text": DEBRIEF.format(opponent=OPPONENTS[opponent])},
+            },
         ],
     }
 
 
 PERSUASION_LIVE_STUDY = _study("persuasion-live", "Debate a question about the economy", "ai", "PERS")
 PERSUASION_HUMANS_STUDY = _study(
-    "persuasion-humans", "Debate a question about the economy with another participant", "human", "PHUM"
+    "persuasion-humans",
+    "Debate a question about the economy with another participant or an AI",
+    "human",
+    "PHUM",
 )

@@ -62,6 +62,10 @@ class TestScreening:
         assert score.value_num == pytest.approx((5 + 4 + 4) / 3, abs=1e-3)  # trust reversed: 6 - 2
 
     def test_a_score_in_no_group_is_screened_out_with_its_code(self, claim_study):
+        # Paper 001's kind of groups, with a middle band in none (the demo's cover every score).
+        screening = claim_study.steps.get(kind="screening")
+        screening.config = {**screening.config, "groups": "mainstream: 1 - 2.5\nskeptical: 3.5 - 5"}
+        screening.save()
         w = Walker(claim_study)
         w.enter()
         w.walk(

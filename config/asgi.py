@@ -3,6 +3,7 @@
 import asyncio
 import gc
 import os
+from collections.abc import AsyncIterator, Iterator
 
 import django
 
@@ -66,6 +67,8 @@ class SharedThreadASGIHandler(ASGIHandler):
             return
         try:
             response = await self._serve_in_thread(scope, body_file)
+            if response.streaming and not response.is_async:
+                response.streaming_content = _pulled_in_thread(response.streaming_content)
             try:
                 await self.send_response(response, send)
             finally:
@@ -88,6 +91,24 @@ class SharedThreadASGIHandler(ASGIHandler):
         if not response.streaming:
             response.close()
         return response
+
+
+_DONE = object()
+
+
+def _next_or_done(chunks: Iterator[bytes]):
+    return next(chunks, _DONE)
+
+
+async def _pulled_in_thread(chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
+    """A synchronous streamed body (a CSV export, a file) sent as it is made: one chunk at a
+    time from the shared thread, where the view made it (its database cursor lives there).
+    Django's own handler reads such a body whole into a list first (its "must consume
+    synchronous iterators" warning): a large export held in memory before its first byte,
+    and the shared thread, which serves every page of the process, busy for all of it."""
+    pull = sync_to_async(_next_or_done, thread_sensitive=True)
+    while (chunk := await pull(chunks)) is not _DONE:
+        yield chunk
 
 
 class RegisterLoop:

@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import resource
+import secrets
 import subprocess
 import sys
 import tempfile
@@ -90,6 +91,7 @@ def fill(responses: int, slug: str) -> None:
         "completion_code": "CDONE",
         "failed_check_code": "CFAIL",
         "no_consent_code": "CNOCON",
+        "prolific_study_id": secrets.token_hex(12),  # a live study needs one (or to be a pilot)
         "steps": [{"kind": "questionnaire", "title": "Items", "questions": items}],
     }
     study = study_build(spec=spec)

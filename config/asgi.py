@@ -101,11 +101,11 @@ def _next_or_done(chunks: Iterator[bytes]):
 
 
 async def _pulled_in_thread(chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
-    """A synchronous streamed body (a CSV export, a file) sent as it is made: one chunk at a
-    time from the shared thread, where the view made it (its database cursor lives there).
-    Django's own handler reads such a body whole into a list first (its "must consume
-    synchronous iterators" warning): a large export held in memory before its first byte,
-    and the shared thread, which serves every page of the process, busy for all of it."""
+    """A synchronous streamed body (a file: static files, a report's images and data.zip) sent
+    as it is made: one chunk at a time from the shared thread, where the view made it (a
+    generator's database cursor lives there). Django's own handler reads such a body whole
+    into a list first (its "must consume synchronous iterators" warning). The CSV exports
+    already stream this way through their own async iterator (common.downloads)."""
     pull = sync_to_async(_next_or_done, thread_sensitive=True)
     while (chunk := await pull(chunks)) is not _DONE:
         yield chunk

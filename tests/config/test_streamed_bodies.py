@@ -1,7 +1,7 @@
 """Streamed bodies through the server's ASGI handler (config.asgi.SharedThreadASGIHandler): a
-synchronous body (a CSV export, a file) goes out chunk by chunk as it is made, from the thread
-that made it. Django's own handler read it whole into a list before the first byte (a large
-export held in memory, and the thread that serves every page busy for all of it)."""
+synchronous body (a file, a generator) goes out chunk by chunk as it is made, from the thread
+that made it. Django's own handler read it whole into a list before the first byte. (The CSV
+exports give an async iterator of their own, common.downloads, and were not affected.)"""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def serve(response_of) -> list[tuple[bytes, dict]]:
     return sent
 
 
-def test_a_streamed_export_is_sent_as_it_is_made_from_the_thread_that_made_it(recwarn):
+def test_a_synchronous_body_is_sent_as_it_is_made_from_the_thread_that_made_it(recwarn):
     made, threads = [], set()
 
     def lines():

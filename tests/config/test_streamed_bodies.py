@@ -8,9 +8,14 @@ from __future__ import annotations
 import asyncio
 import threading
 
+import pytest
 from django.http import FileResponse, StreamingHttpResponse
 
 from config.asgi import SharedThreadASGIHandler
+
+# The handler sends request_started/finished, which check the shared thread's database
+# connection (another test may have left one open there).
+pytestmark = pytest.mark.django_db
 
 SCOPE = {
     "type": "http",

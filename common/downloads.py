@@ -43,18 +43,22 @@ def _is_number(value: str) -> bool:
     return True
 
 
-async def _batches(pieces: Iterator[str | bytes], batch: int) -> AsyncIterator[str | bytes]:
-    """Serve a synchronous generator of text or bytes (it may read the database) without
-    buffering it all: each batch is produced in the request's sync thread, so the
-    generator's database connection is the request's."""
+_DONE = object()
 
-    def take():
-        items = list(islice(pieces, batch))
-        return (b"" if isinstance(items[0], bytes) else "").join(items) if items else None
 
-    take_async = sync_to_async(take, thread_sensitive=True)
-    while (chunk := await take_async()) is not None:
-        if chunk:
+async def pulled_in_thread(chunks: Iterator[Any]) -> AsyncIterator[Any]:
+    """A synchronous iterator (it may read the database) served to an async consumer one item
+    at a time, each made in the shared thread where the request's view ran, so the iterator's
+    database connection is the request's; nothing is buffered beyond the item."""
+    pull = sync_to_async(next, thread_sensitive=True)
+    while (item := await pull(chunks, _DONE)) is not _DONE:
+        yield item
+
+
+def _batches(pieces: Iterator[str | bytes], batch: int) -> Iterator[str | bytes]:
+    """`batch` pieces of text or bytes at a time, joined (empty batches left out)."""
+    while items := list(islice(pieces, batch)):
+        if chunk := (b"" if isinstance(items[0], bytes) else "").join(items):
             yield chunk
 
 
@@ -67,7 +71,9 @@ def streamed_download(
 ) -> StreamingHttpResponse:
     """A download of text lines (or chunks of bytes, with a smaller `batch`) as they are
     produced, never held whole in memory."""
-    response = StreamingHttpResponse(_batches(iter(pieces), batch), content_type=content_type)
+    response = StreamingHttpResponse(
+        pulled_in_thread(_batches(iter(pieces), batch)), content_type=content_type
+    )
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     response["Cache-Control"] = "no-store"
     return response

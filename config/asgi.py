@@ -3,7 +3,6 @@
 import asyncio
 import gc
 import os
-from collections.abc import AsyncIterator, Iterator
 
 import django
 
@@ -20,6 +19,7 @@ from django.core.handlers.asgi import ASGIHandler, get_script_prefix  # noqa: E4
 from django.http import FileResponse, HttpResponseBase  # noqa: E402
 from django.urls import set_script_prefix  # noqa: E402
 
+from common.downloads import pulled_in_thread  # noqa: E402
 from config.admission import HTTPConcurrencyLimit  # noqa: E402
 from config.embedded import start_beat  # noqa: E402
 from config.limits import Limits, RequestLimits  # noqa: E402
@@ -68,7 +68,9 @@ class SharedThreadASGIHandler(ASGIHandler):
         try:
             response = await self._serve_in_thread(scope, body_file)
             if response.streaming and not response.is_async:
-                response.streaming_content = _pulled_in_thread(response.streaming_content)
+                # A file, say: Django's handler would read it whole into a list first (its
+                # "must consume synchronous iterators" warning); sent a chunk at a time.
+                response.streaming_content = pulled_in_thread(response.streaming_content)
             try:
                 await self.send_response(response, send)
             finally:
@@ -91,24 +93,6 @@ class SharedThreadASGIHandler(ASGIHandler):
         if not response.streaming:
             response.close()
         return response
-
-
-_DONE = object()
-
-
-def _next_or_done(chunks: Iterator[bytes]):
-    return next(chunks, _DONE)
-
-
-async def _pulled_in_thread(chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
-    """A synchronous streamed body (a file: static files, a report's images and data.zip) sent
-    as it is made: one chunk at a time from the shared thread, where the view made it (a
-    generator's database cursor lives there). Django's own handler reads such a body whole
-    into a list first (its "must consume synchronous iterators" warning). The CSV exports
-    already stream this way through their own async iterator (common.downloads)."""
-    pull = sync_to_async(_next_or_done, thread_sensitive=True)
-    while (chunk := await pull(chunks)) is not _DONE:
-        yield chunk
 
 
 class RegisterLoop:

@@ -15,6 +15,8 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
+from common.rates import parse_windows
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -55,18 +57,13 @@ def env_list(name: str, default: list[str]) -> list[str]:
 
 
 def env_rates(name: str, default: list[str]) -> list[str]:
-    """Rate-limit windows, COUNT/SECONDS comma-separated ("20/60,120/3600"), or "off": checked
-    here, so a malformed value stops the process at start-up instead of failing the requests
-    it limits (participants.limits reads them)."""
+    """Rate-limit windows (common.rates: "20/60,120/3600", or "off"), checked here, so a
+    malformed value stops the process at start-up instead of failing the requests it limits."""
     items = env_list(name, default)
-    for item in items:
-        if item.lower() in ("off", "0"):
-            continue
-        count, slash, seconds = item.partition("/")
-        if not (slash and count.isdigit() and seconds.isdigit() and int(count) >= 1 and int(seconds) >= 1):
-            raise ImproperlyConfigured(
-                f"{name} must be COUNT/SECONDS windows like 20/60,120/3600 (or off), got {item!r}"
-            )
+    try:
+        parse_windows(items)
+    except ValueError as error:
+        raise ImproperlyConfigured(f"{name} must be {error}") from None
     return items
 
 

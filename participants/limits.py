@@ -21,12 +21,13 @@ import ipaddress
 import logging
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import lru_cache
 
 from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import ImproperlyConfigured
+
+from common.rates import Window, parse_windows
 
 log = logging.getLogger(__name__)
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -106,30 +107,13 @@ def _warn_untrusted_proxy(peer: str) -> None:
 # --- Counting -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Window:
-    count: int
-    seconds: int
-
-
 @lru_cache(maxsize=32)
 def windows(spec: tuple[str, ...]) -> tuple[Window, ...]:
-    """("20/60", "120/3600") → 20 per minute and 120 per hour; "off" (or nothing): none."""
-    parsed = []
-    for item in spec:
-        if item.strip().lower() in ("off", "0", ""):
-            continue
-        count, _, seconds = item.partition("/")
-        try:
-            window = Window(int(count), int(seconds))
-        except ValueError:
-            raise ImproperlyConfigured(
-                f"a rate limit must read COUNT/SECONDS, like 20/60: got {item!r}"
-            ) from None
-        if window.count < 1 or window.seconds < 1:
-            raise ImproperlyConfigured(f"a rate limit needs a count and seconds of at least 1: got {item!r}")
-        parsed.append(window)
-    return tuple(parsed)
+    """The windows of a limit setting (common.rates); the settings check them at start-up."""
+    try:
+        return parse_windows(spec)
+    except ValueError as error:
+        raise ImproperlyConfigured(f"a rate limit must be {error}") from None
 
 
 def rate_hit(scope: str, key: str, spec: Iterable[str], now: float | None = None) -> int:

@@ -17,7 +17,6 @@ import contextlib
 import json
 import re
 import secrets
-import subprocess
 from collections.abc import Iterator
 
 import pytest
@@ -41,7 +40,7 @@ from tests.support.browser import (
     submit,
 )
 from tests.support.cast import PASSWORD, Walker, experimenter_user
-from tests.support.servers import BIN, ROOT, SERVER_OPTIONS, free_port, server_env, stop, wait_http
+from tests.support.servers import free_port, server_env, stop, uvicorn, wait_http
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.browser, pytest.mark.slow]
 
@@ -123,15 +122,7 @@ def base(django_db_setup, fake_server) -> Iterator[str]:
         PROLIFIC_API_URL=fake_server.api_url,
         PROLIFIC_MAX_RETRIES="1",
     )
-    args = [str(BIN / "uvicorn"), "config.asgi:application", "--host", "127.0.0.1", "--port", str(port)]
-    process = subprocess.Popen(
-        [*args, "--no-access-log", *SERVER_OPTIONS],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    process = uvicorn(port, env)
     try:
         wait_http(f"{url}/healthz", process)
         yield url

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from config.healthcheck import check, host_to_send
-from tests.support.servers import BIN, ROOT, SERVER_OPTIONS, free_port, server_env, stop
+from tests.support.servers import BIN, ROOT, free_port, server_env, stop, uvicorn
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -26,16 +26,7 @@ KEY = "k3Vq9-pZt7Lm2xWc8Rb4Ny6Hs1Jd5Fg0Ue3Ao7Ki9Qw2Er4Ty6Ui8Op0As2Df4Gh6Jk8"
 @pytest.fixture(scope="module")
 def production_server(django_db_setup) -> Iterator[int]:
     port = free_port()
-    args = [str(BIN / "uvicorn"), "config.asgi:application", "--host", "127.0.0.1", "--port", str(port)]
-    env = server_env(DEBUG="0", ALLOWED_HOSTS=HOSTS, SECRET_KEY=KEY, PSEUDONYM_KEY=KEY)
-    process = subprocess.Popen(
-        [*args, "--no-access-log", *SERVER_OPTIONS],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    process = uvicorn(port, server_env(DEBUG="0", ALLOWED_HOSTS=HOSTS, SECRET_KEY=KEY, PSEUDONYM_KEY=KEY))
     try:
         deadline = time.monotonic() + 60
         while check(port, HOSTS) is not None:

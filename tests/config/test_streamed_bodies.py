@@ -33,8 +33,9 @@ SCOPE = {
 }
 
 
-def serve(response_of) -> list[tuple[bytes, dict]]:
-    """Serve one GET whose view returns `response_of()`; the body parts sent."""
+def serve(response_of, note=lambda: None) -> list[tuple[bytes, object]]:
+    """Serve one GET whose view returns `response_of()`: the body parts sent, each with what
+    `note()` said when it was sent."""
     handler = SharedThreadASGIHandler()
     handler.get_response = lambda request: response_of()
     sent = []
@@ -44,7 +45,7 @@ def serve(response_of) -> list[tuple[bytes, dict]]:
 
     async def send(message):
         if message["type"] == "http.response.body" and message.get("body"):
-            sent.append(message["body"])
+            sent.append((message["body"], note()))
 
     asyncio.run(handler(dict(SCOPE), receive, send))
     return sent
@@ -63,31 +64,21 @@ def test_a_synchronous_body_is_sent_as_it_is_made_from_the_thread_that_made_it(r
         threads.add(threading.get_ident())  # the view's thread
         return StreamingHttpResponse(lines())
 
-    parts = serve(response)
+    parts = [body for body, _ in serve(response)]
     assert parts == [f"row {n}\n".encode() * 1000 for n in range(5)] and made == [0, 1, 2, 3, 4]
     assert len(threads) == 1  # the view and every chunk: one thread (its database connection)
     assert not [w for w in recwarn if "must consume synchronous iterators" in str(w.message)]
 
 
 def test_each_part_is_sent_before_the_next_is_made():
-    made, made_when_sent = [], []
+    made = []
 
     def lines():
         for n in range(4):
             made.append(n)
             yield f"{n}\n"
 
-    handler = SharedThreadASGIHandler()
-    handler.get_response = lambda request: StreamingHttpResponse(lines())
-
-    async def receive():
-        return {"type": "http.request", "body": b"", "more_body": False}
-
-    async def send(message):
-        if message["type"] == "http.response.body" and message.get("body"):
-            made_when_sent.append(len(made))
-
-    asyncio.run(handler(dict(SCOPE), receive, send))
+    made_when_sent = [when for _, when in serve(lambda: StreamingHttpResponse(lines()), lambda: len(made))]
     assert made_when_sent == [1, 2, 3, 4]
 
 
@@ -95,6 +86,6 @@ def test_a_file_is_sent_whole_and_closed(tmp_path):
     path = tmp_path / "data.bin"
     path.write_bytes(bytes(range(256)) * 1024)  # 256 KiB: several chunks
     handle = path.open("rb")
-    parts = serve(lambda: FileResponse(handle))
+    parts = [body for body, _ in serve(lambda: FileResponse(handle))]
     assert b"".join(parts) == path.read_bytes() and len(parts) > 1
     assert handle.closed

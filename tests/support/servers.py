@@ -116,15 +116,21 @@ def stop(process: subprocess.Popen, timeout: float = 10) -> None:
             process.wait()
 
 
+def uvicorn(port: int, env: dict[str, str], workers: int = 1) -> subprocess.Popen:
+    """`uvicorn config.asgi:application` on 127.0.0.1:`port` as production starts it (the
+    limited HTTP protocol), with `env` as its whole environment; its output in `stdout`."""
+    args = [str(BIN / "uvicorn"), "config.asgi:application", "--host", "127.0.0.1", "--port", str(port)]
+    args += ["--no-access-log", "--workers", str(workers), *SERVER_OPTIONS]
+    return subprocess.Popen(
+        args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+
+
 @contextlib.contextmanager
 def asgi_server(workers: int = 1, **env: str) -> Iterator[str]:
     """Run `uvicorn config.asgi:application`; yields its base URL."""
     port = free_port()
-    args = [str(BIN / "uvicorn"), "config.asgi:application", "--host", "127.0.0.1", "--port", str(port)]
-    args += ["--no-access-log", "--workers", str(workers), *SERVER_OPTIONS]
-    process = subprocess.Popen(
-        args, cwd=ROOT, env=server_env(**env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
+    process = uvicorn(port, server_env(**env), workers)
     base = f"http://127.0.0.1:{port}"
     try:
         wait_http(f"{base}/healthz", process)

@@ -69,6 +69,14 @@ class PersuasionConfig(forms.Form):
         choices=[("ai", "Debate the AI agent instead"), ("exit", "Leave politely with the no-partner code")],
         initial="ai",
     )
+    tell_stand_in = forms.BooleanField(
+        required=False,
+        initial=True,
+        label="Tell the participant when the AI takes the empty seat",
+        help_text="With another participant as opponent and 'Debate the AI agent instead': the dialogue page "
+        "says that nobody joined and the opponent is an AI system. Turn off only where your ethics approval "
+        "covers not telling them (then say it in the debrief).",
+    )
     no_partner_code = forms.CharField(
         required=False, max_length=40, help_text="Completion code when nobody came (with 'leave politely')."
     )
@@ -204,6 +212,10 @@ class PersuasionKind(StepKind):
             "quiet_seconds": settings.LIVE_RESYNC_QUIET_S,
             "wait_minutes": wait_text(design.wait_seconds),
             "waiting": dialogue.status == Status.WAITING,
+            # A stand-in the participant is told about; the page shows it once the AI takes the seat.
+            "stand_in_notice": design.opponent == "human"
+            and design.no_partner == "ai"
+            and bool(self.config(ctx.step).get("tell_stand_in")),
         }
 
     def build_form(self, ctx: StepContext, data=None) -> forms.Form:

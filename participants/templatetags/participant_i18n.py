@@ -86,7 +86,7 @@ def _persuasion_strings() -> dict[str, str]:
         "reading_yours": gettext("Reading the moves in your turn…"),
         "reading_theirs": gettext("Reading the moves in your opponent's turn…"),
         "opponent_writing": gettext("Your opponent is writing…"),
-        "your_turn": gettext("Your turn (%(n)s of at most %(max)s)."),
+        "your_turn": gettext("Your turn (turn %(n)s of at most %(max)s, both sides counted)."),
         "waiting": gettext("Waiting for your opponent…"),
         "write_one": gettext("Write at least one sentence."),
         "closed": gettext("This dialogue is no longer open here. Reload the page to continue."),

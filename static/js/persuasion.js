@@ -39,6 +39,7 @@
   var sendButton = document.getElementById("p-send");
   var finish = document.getElementById("p-finish");
   var finishHint = document.getElementById("p-finish-hint");
+  var standIn = document.getElementById("p-stand-in");
   var waitSeconds = parseInt(root.getAttribute("data-wait-seconds"), 10) || 0;
   var waitText = waitSeconds >= 120
     ? say("minutes", "%(n)s minutes", { n: Math.round(waitSeconds / 60) })
@@ -185,6 +186,7 @@
     wasMyTurn = myTurn;
     finish.disabled = !snap.ended;
     if (finishHint) finishHint.hidden = snap.ended;
+    if (standIn) standIn.hidden = snap.pairing !== "human_ai";
     var busy = busyTurn();
     var text;
     if (snap.ended) text = snap.outcome;
@@ -193,7 +195,7 @@
     else if (sending) text = say("sending", "Sending…");
     else if (busy && busy.status === "reading") text = busy.speaker === side ? say("reading_yours", "Reading the moves in your turn…") : say("reading_theirs", "Reading the moves in your opponent's turn…");
     else if (busy) text = say("opponent_writing", "Your opponent is writing…");
-    else if (snap.my_turn) text = say("your_turn", "Your turn (%(n)s of at most %(max)s).", { n: snap.turns_played + 1, max: snap.max_turns });
+    else if (snap.my_turn) text = say("your_turn", "Your turn (turn %(n)s of at most %(max)s, both sides counted).", { n: snap.turns_played + 1, max: snap.max_turns });
     else text = say("waiting", "Waiting for your opponent…");
     statusLine.textContent = text;
     if (snap.ended && !wasEnded) {

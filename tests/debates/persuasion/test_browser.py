@@ -18,8 +18,10 @@ import json
 import re
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 from playwright.sync_api import BrowserContext, Page, expect
 
 from debates.demo import loader
@@ -118,6 +120,11 @@ def status(page: Page):
     return page.locator("#p-status")
 
 
+def your_turn(n) -> re.Pattern:
+    """The status line on the participant's turn: the dialogue's turn number (both sides')."""
+    return re.compile(rf"^Your turn \(turn {n} of at most \d+, both sides counted\)\.$")
+
+
 def finish(page: Page):
     return page.locator("#p-finish")
 
@@ -211,7 +218,8 @@ def test_a_participant_debates_the_ai_to_a_win_and_completes_on_prolific(server,
 
     turns, saw_stream = 0, False
     while wait_my_turn_or_end(page):
-        expect(status(page)).to_have_text(re.compile(r"^Your turn \("))
+        # The AI opens after the participant (pro): their k-th turn is the dialogue's turn 2k - 1.
+        expect(status(page)).to_have_text(your_turn(2 * turns + 1))
         turns = say(page, HUMAN_TURNS[turns % len(HUMAN_TURNS)])
         # My sentences are read and shown with their moves.
         shown = badges(page, turns)
@@ -293,6 +301,25 @@ def test_two_participants_paired_in_the_waiting_room_debate_to_a_winner(server, 
         second_pid,
     }
     assert Participant.objects.filter(status=Participant.Status.COMPLETED).count() == 2
+
+
+def test_when_nobody_comes_the_page_says_the_ai_took_the_empty_seat_and_the_dialogue_runs(server, context):
+    study = study_of(PERSUASION_HUMANS_STUDY, "persuasion-humans-stand-in", wait_seconds=60)
+    page = context.new_page()
+    enter(page, server, study)
+    expect(status(page)).to_have_text(re.compile("Waiting for another participant to join"))
+    notice = page.locator("#p-stand-in")
+    expect(notice).to_be_hidden()
+    # The wait runs out (its clock moved back): the page's consumer notices within a second.
+    PersuasionDialogue.objects.update(created_at=timezone.now() - timedelta(seconds=61))
+    expect(notice).to_have_text("Nobody joined in time, so your opponent is an AI system.", timeout=TURN_WAIT)
+    expect(notice).to_be_visible()
+    expect(page.locator("#stores")).to_be_visible()
+    dialogue = PersuasionDialogue.objects.get()
+    assert (dialogue.status, dialogue.pairing) == ("running", "human_ai")
+    # The dialogue goes on against the agent: whoever opens, a turn comes round to the participant.
+    assert wait_my_turn_or_end(page)
+    expect(status(page)).to_have_text(your_turn("[12]"))
 
 
 def test_when_the_partner_leaves_the_remaining_participant_completes_with_the_partner_left_code(

@@ -49,6 +49,11 @@ def paired(study):
     return (wa, a), (wb, b), dialogue
 
 
+STAND_IN_TEXT = "Nobody joined in time, so your opponent is an AI system."
+STAND_IN_HIDDEN = f'<p class="notice" id="p-stand-in" hidden>{STAND_IN_TEXT}</p>'
+STAND_IN_SHOWN = f'<p class="notice" id="p-stand-in">{STAND_IN_TEXT}</p>'
+
+
 def test_the_pairing_column_holds_every_pairing():
     width = PersuasionDialogue._meta.get_field("pairing").max_length
     assert all(len(p) <= width for p in ("human_ai", "human_human", "ai_ai"))
@@ -71,6 +76,8 @@ class TestPairing:
         # The one waiting sees no commitments yet (the page's wording is the template's).
         assert 'id="stores" hidden' in wc.page()[0].content.decode()
         assert 'id="stores" hidden' not in wa.page()[0].content.decode()
+        # Two people: the stand-in notice stays hidden.
+        assert STAND_IN_HIDDEN in wa.page()[0].content.decode()
 
     def test_only_the_same_step_of_the_same_study_pairs(self):
         one, two = humans_study(), humans_study()
@@ -114,8 +121,11 @@ class TestNobodyComes:
         design = ps.design_of(study)
         assert services.waiting_resolve(dialogue_id=dialogue.pk, design=design, now=timezone.now()) is None
         assert ps.fresh(dialogue).status == Status.WAITING  # not yet
+        assert STAND_IN_HIDDEN in w.page()[0].content.decode()
         wait_out(dialogue, 61)
-        w.page()  # the page notices the wait is over
+        page = w.page()[0].content.decode()  # the page notices the wait is over
+        # ... and tells the participant who their opponent is now.
+        assert STAND_IN_SHOWN in page
         dialogue = ps.fresh(dialogue)
         side = dialogue.side_of(a.pk)
         other = "con" if side == "pro" else "pro"
@@ -128,6 +138,14 @@ class TestNobodyComes:
         # Someone arriving now finds no seat to take: they wait in a dialogue of their own.
         _, late = shown(study)
         assert ps.dialogue_of(late).status == Status.WAITING
+
+    def test_an_approved_design_may_leave_the_stand_in_untold(self):
+        study = humans_study(no_partner="ai", wait_seconds=60, tell_stand_in=False)
+        w, a = shown(study)
+        wait_out(ps.dialogue_of(a), 61)
+        page = w.page()[0].content.decode()
+        assert ps.fresh(ps.dialogue_of(a)).pairing == "human_ai"
+        assert 'id="p-stand-in"' not in page and STAND_IN_TEXT not in page
 
     def test_with_a_polite_exit_the_participant_leaves_with_the_no_partner_code(self):
         study = humans_study(no_partner="exit", no_partner_code="CNOBODY", wait_seconds=60)

@@ -81,11 +81,15 @@ def head_refusal(scope, limits: Limits) -> tuple[int, str] | None:
         return 431, "Request Header Fields Too Large: too many headers."
     if sum(len(name) + len(value) + 4 for name, value in headers) > limits.max_header_bytes:
         return 431, "Request Header Fields Too Large."
+    content_types = []
     for name, value in headers:
         if name == b"content-length" and value.strip().isdigit() and int(value) > limits.max_body_bytes:
             return 413, too_large(limits)
-        if name == b"content-type" and not form_charset_ok(value):
-            return 400, "Bad Request: form data must be UTF-8."
+        if name == b"content-type":
+            content_types.append(value)
+    # Django joins repeated headers with a comma and reads the joined value.
+    if content_types and not form_charset_ok(b",".join(content_types)):
+        return 400, "Bad Request: form data must be UTF-8."
     return None
 
 
@@ -103,14 +107,18 @@ def form_charset_ok(content_type: bytes) -> bool:
     """False for form data that names a charset other than UTF-8. Django refuses it only when
     the form is first read, and its own error pages read the form again (the CSRF token), so
     the refusal escaped as a 500 with a traceback of hundreds of lines, from any client, on
-    any path."""
+    any path.
+
+    Every charset parameter must say UTF-8, not only the first: Django keeps the last one it
+    reads, so "charset=utf-8; charset=latin-1" (or a second Content-Type header, which it joins
+    to the first with a comma) had passed this check and failed there."""
     kind, _, params = content_type.decode("latin-1").partition(";")
     if kind.strip().lower() != "application/x-www-form-urlencoded":
         return True
-    for param in params.split(";"):
+    for param in params.replace(",", ";").split(";"):
         key, _, charset = param.partition("=")
-        if key.strip().lower() == "charset":
-            return charset.strip().strip('"').lower() == "utf-8"
+        if key.strip().lower() == "charset" and charset.strip().strip('"').lower() != "utf-8":
+            return False
     return True
 
 

@@ -168,13 +168,18 @@ class TestSizes:
             assert status == 403  # CSRF: the body was read and Django answered
 
     def test_form_data_in_another_charset_is_a_400_not_an_error_page_that_fails(self, server):
-        form = "Content-Type: application/x-www-form-urlencoded; charset=utf-16"
-        for path in ("/admin/login/", "/p/" + "t" * 20 + "/", "/no/such/page"):
-            with connect(server) as sock:
-                cookie = "Cookie: csrftoken=" + "c" * 32
-                sock.sendall(head("POST", path, form, cookie, "Content-Length: 3") + b"a=b")
-                status, _, _ = read_response(sock)
-            assert status == 400, path
+        kind = "Content-Type: application/x-www-form-urlencoded"
+        for form in (
+            [f"{kind}; charset=utf-16"],
+            [f"{kind}; charset=utf-8; charset=latin-1"],  # Django reads the last
+            [f"{kind}; charset=utf-8", f"{kind}; charset=latin-1"],  # and joins two headers
+        ):
+            for path in ("/admin/login/", "/p/" + "t" * 20 + "/", "/no/such/page"):
+                with connect(server) as sock:
+                    cookie = "Cookie: csrftoken=" + "c" * 32
+                    sock.sendall(head("POST", path, *form, cookie, "Content-Length: 3") + b"a=b")
+                    status, _, _ = read_response(sock)
+                assert status == 400, (form, path)
 
     def test_too_many_headers_are_refused_with_431(self, server):
         many = [f"X-Junk-{n}: {n}" for n in range(200)]

@@ -138,3 +138,14 @@ def test_form_data_that_names_a_charset_other_than_utf8_is_refused_with_400():
         assert (status, app.calls) == (200, 1), fine
     other = [(b"content-type", b"text/plain; charset=utf-16"), (b"content-length", b"3")]
     assert serve([body(b"a=b")], headers=other)[0] == 200  # not form data: Django's business
+    # Django keeps the last charset it reads, of the header or of two headers joined by a comma.
+    for sneaked in (
+        [b"application/x-www-form-urlencoded; charset=utf-8; charset=latin-1"],
+        [
+            b"application/x-www-form-urlencoded; charset=utf-8",
+            b"application/x-www-form-urlencoded; charset=latin-1",
+        ],
+    ):
+        headers = [*((b"content-type", value) for value in sneaked), (b"content-length", b"3")]
+        status, app, _ = serve([body(b"a=b")], headers=headers)
+        assert (status, app.calls) == (400, 0), sneaked

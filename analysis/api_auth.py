@@ -15,7 +15,7 @@ from django.conf import settings
 from rest_framework.authentication import TokenAuthentication, get_authorization_header
 from rest_framework.exceptions import AuthenticationFailed, Throttled
 
-from participants import limits
+from common import limits
 
 SCOPE = "api-token"
 log = logging.getLogger(__name__)

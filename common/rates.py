@@ -1,5 +1,5 @@
 """Rate-limit windows, written COUNT/SECONDS ("20/60": 20 per 60 seconds), or "off" for none.
-Plain Python: the settings check them at start-up, participants.limits counts with them."""
+Plain Python: the settings check them at start-up, common.limits counts with them."""
 
 from __future__ import annotations
 

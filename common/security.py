@@ -1,6 +1,6 @@
 """Security middleware for every page: a default Content-Security-Policy, the admin's
-address allow-list; and for the admin's login throttle (django-axes), the client address it
-counts and the page a locked-out login sees.
+address allow-list, a per-address limit on login attempts; and for the admin's login
+throttle (django-axes), the client address it counts and the page a locked-out login sees.
 
 Participant pages set their own, stricter policy (participants.views.CSP); every other
 response (the admin, its analysis pages, the API, the home page) gets `DEFAULT_CSP` unless
@@ -15,6 +15,9 @@ from django.contrib import admin
 from django.core.exceptions import MiddlewareNotUsed
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
+
+from common import limits
 
 # The admin's pages load only our own static files. Its scripts are files (Django's admin
 # passes data in data- attributes, ours too: static/js/job_progress.js), but its templates
@@ -60,6 +63,42 @@ class AdminNetworks:
         except ValueError:
             return False
         return any(ip in network for network in self.networks)
+
+
+class LoginRateLimit:
+    """Admin login attempts (POSTs to the login page) per client address, counted before any
+    password is checked (ADMIN_LOGIN_RATE_LIMITS): past the limit 429 and Retry-After. Axes
+    locks one username from one address; a client trying a new username each time was never
+    locked, and each try cost a password hash (about 0.25 s of CPU)."""
+
+    SCOPE = "admin-login"
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+        self.login_path = reverse("admin:login")
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if (
+            request.method == "POST"
+            and request.path_info == self.login_path
+            and settings.ADMIN_LOGIN_RATE_LIMITS
+        ):
+            address = limits.request_address(request)
+            if wait := limits.rate_hit(self.SCOPE, address, settings.ADMIN_LOGIN_RATE_LIMITS):
+                context = {**admin.site.each_context(request), "title": "Too many logins", "seconds": wait}
+                response = render(request, "admin/login_rate_limited.html", context, status=429)
+                response["Retry-After"] = str(wait)
+                return response
+        return self.get_response(request)
+
+
+def login_address(request: HttpRequest) -> str | None:
+    """The address a login attempt is counted under (AXES_CLIENT_IP_CALLABLE): the client as
+    every per-address limit sees it (common.limits.request_address), so an IPv6 client counts
+    per /64, one subscriber's block, written as the block's first address (axes stores an
+    address). A client with an address per guess had a fresh lock count for each."""
+    key = limits.request_address(request)
+    return key.partition("/")[0] or None
 
 
 def client_address(request: HttpRequest) -> str | None:

@@ -17,10 +17,10 @@ from django.core import signals  # noqa: E402
 from django.core.exceptions import RequestAborted  # noqa: E402
 from django.core.handlers.asgi import ASGIHandler, get_script_prefix  # noqa: E402
 from django.http import FileResponse, HttpResponseBase  # noqa: E402
-from django.urls import set_script_prefix  # noqa: E402
+from django.urls import reverse, set_script_prefix  # noqa: E402
 
 from common.downloads import pulled_in_thread  # noqa: E402
-from config.admission import HTTPConcurrencyLimit  # noqa: E402
+from config.admission import OWN_THREAD, HTTPConcurrencyLimit  # noqa: E402
 from config.embedded import start_beat  # noqa: E402
 from config.limits import Limits, RequestLimits  # noqa: E402
 from config.routing import websocket_urlpatterns  # noqa: E402
@@ -54,6 +54,8 @@ class SharedThreadASGIHandler(ASGIHandler):
     def load_middleware(self, is_async=False):
         super().load_middleware(is_async=False)
         self._serve_in_thread = sync_to_async(self._serve, thread_sensitive=True)
+        # A password check (config.admission's own lane): off the shared thread.
+        self._serve_in_own_thread = sync_to_async(self._serve, thread_sensitive=False)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -66,7 +68,8 @@ class SharedThreadASGIHandler(ASGIHandler):
         except RequestAborted:
             return
         try:
-            response = await self._serve_in_thread(scope, body_file)
+            serve = self._serve_in_own_thread if scope.get(OWN_THREAD) else self._serve_in_thread
+            response = await serve(scope, body_file)
             if response.streaming and not response.is_async:
                 # A file, say: Django's handler would read it whole into a list first (its
                 # "must consume synchronous iterators" warning); sent a chunk at a time.
@@ -127,7 +130,13 @@ application = RegisterLoop(
         {
             # A request's body is read (in full, within limits) before it waits for a place.
             "http": RequestLimits(
-                HTTPConcurrencyLimit(django_asgi_app, settings.HTTP_CONCURRENCY), Limits.from_settings()
+                HTTPConcurrencyLimit(
+                    django_asgi_app,
+                    settings.HTTP_CONCURRENCY,
+                    password_paths=[reverse("admin:login")],
+                    password_limit=settings.PASSWORD_CHECK_CONCURRENCY,
+                ),
+                Limits.from_settings(),
             ),
             "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
         }

@@ -208,6 +208,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "common.security.LoginRateLimit",  # before any password is checked
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "participants.i18n.ParticipantLanguage",  # the participant's language on participant pages
@@ -377,7 +378,11 @@ AXES_COOLOFF_TIME = timedelta(minutes=env_int("ADMIN_LOGIN_LOCKOUT_MINUTES", 15,
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "common.security.login_locked_out"
-AXES_CLIENT_IP_CALLABLE = "common.security.client_address"
+AXES_CLIENT_IP_CALLABLE = "common.security.login_address"
+# Admin login attempts per client address (COUNT/SECONDS windows, "off": none), counted before
+# any password is checked: past them 429 and Retry-After (common.security.LoginRateLimit).
+# Axes locks one username from one address; this bounds the hashing one address can ask for.
+ADMIN_LOGIN_RATE_LIMITS = env_rates("ADMIN_LOGIN_RATE_LIMITS", ["10/60", "100/3600"])
 AXES_USERNAME_CALLABLE = "common.security.login_username"
 # Optional: the admin answers only these networks (comma-separated, e.g. "10.0.0.0/8,
 # 192.0.2.7"), and is a 404 for every other address (common.security.AdminNetworks).
@@ -438,6 +443,9 @@ PROLIFIC_COMPLETE_URL = env_str("PROLIFIC_COMPLETE_URL", "https://app.prolific.c
 # Requests let into Django at once per server process; the rest wait in the event loop.
 # About the database pool size: more only adds threads contending for the same connections.
 HTTP_CONCURRENCY = env_int("HTTP_CONCURRENCY", 8, minimum=0)
+# Admin login attempts checked at once per server process, on threads of their own (each
+# hashes a password: ~0.25 s of CPU); the rest wait for one of these places (config.admission).
+PASSWORD_CHECK_CONCURRENCY = env_int("PASSWORD_CHECK_CONCURRENCY", 2, minimum=1)
 # Limits on a request, checked before it takes one of those places (config.limits, and
 # config.protocol while the head arrives): the whole body within this many seconds (else
 # 408) and at most this many bytes (413; admin imports are the largest bodies); the request

@@ -40,8 +40,8 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.utils.translation import gettext, gettext_noop
 
+from common import limits
 from debates.streaming import db
-from participants import limits
 from participants.i18n import participant_language
 from participants.services import TOKEN_SHAPE, participant_by_token
 

@@ -33,8 +33,8 @@ from datetime import datetime, timedelta
 from django import forms
 from django.conf import settings
 
+from common import limits
 from common.statements import Statement
-from participants import limits
 from participants.models import Flag, Participant, Response, TextEntry
 
 # The honeypot's name: plausible to a script, and never a form field (item keys have no '-').

@@ -20,9 +20,10 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from common import limits
 from common.compiled import CompiledQuery
 from common.statements import Statement
-from participants import flags, limits
+from participants import flags
 from participants.models import Exclusion, Participant, Response, StepVisit
 from participants.places import lease_minutes, may_take_place, place_held, places_kept
 from studies import registry

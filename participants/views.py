@@ -12,7 +12,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from participants import flags, limits, services
+from common import limits
+from participants import flags, services
 from participants.i18n import language_of, participant_language
 from participants.models import Participant
 from studies.models import FAILED_CHECK_MESSAGE, SCREENED_OUT_MESSAGE, Study

@@ -108,10 +108,12 @@ def _instant_offline_model(settings):
 @pytest.fixture(autouse=True)
 def _no_address_limits(settings):
     """Every walker arrives from 127.0.0.1: the per-address limits on entries and places are
-    off unless a test turns them on (tests/security); so is the count of wrong API tokens."""
+    off unless a test turns them on (tests/security); so are the count of wrong API tokens and
+    the limit on admin login attempts."""
     settings.ENTRY_RATE_LIMITS = []
     settings.PLACE_RATE_LIMITS = []
     settings.API_TOKEN_FAILURE_LIMITS = []
+    settings.ADMIN_LOGIN_RATE_LIMITS = []
 
 
 @pytest.fixture
@@ -121,7 +123,7 @@ def one_rate_window(monkeypatch):
     counting against one must not straddle a window's end."""
     from types import SimpleNamespace
 
-    from participants import limits
+    from common import limits
 
     stopped = int(time.time() // 60) * 60 + 30.0
     monkeypatch.setattr(limits, "time", SimpleNamespace(time=lambda: stopped))

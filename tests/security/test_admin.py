@@ -80,6 +80,43 @@ class TestLoginThrottle:
 
 
 @pytest.mark.django_db
+class TestLoginAttemptsPerAddress:
+    """Axes locks a username from an address; a client trying a new username each time was never
+    locked, and every try hashed a password (~0.25 s of CPU on the thread serving pages)."""
+
+    @pytest.fixture(autouse=True)
+    def _limited(self, db, settings, one_rate_window):
+        settings.ADMIN_LOGIN_RATE_LIMITS = ["10/60"]
+        experimenter_user()
+
+    def test_past_the_limit_an_address_is_refused_before_any_password_is_checked(self):
+        statuses = [log_in(Client(), "guess", username=f"user-{n}").status_code for n in range(10)]
+        assert statuses == [200] * 10  # the login page again: wrong usernames, each checked
+        client = Client()
+        response = log_in(client, PASSWORD)  # the right password, not checked
+        assert response.status_code == 429 and int(response["Retry-After"]) >= 1
+        assert "Too many login attempts from your address" in response.content.decode()
+        assert "_auth_user_id" not in client.session
+        assert not AccessAttempt.objects.filter(username="experimenter").exists()
+        # Another address logs in; pages other than the login's POST are never counted.
+        assert log_in(Client(), PASSWORD, address="198.51.100.7").status_code == 302
+        assert Client().get(LOGIN, REMOTE_ADDR="192.0.2.10").status_code == 200
+
+    def test_an_ipv6_subscriber_is_one_address_for_the_limit_and_for_the_lockout(self, settings):
+        block = "2001:db8:1:2::"
+        for n in range(10):
+            log_in(Client(), "guess", username=f"user-{n}", address=f"{block}{n + 1:x}")
+        assert log_in(Client(), PASSWORD, address=f"{block}99").status_code == 429
+        settings.ADMIN_LOGIN_RATE_LIMITS = []
+        AccessAttempt.objects.all().delete()
+        for n in range(5):  # five wrong passwords, each from another address of the block
+            log_in(Client(), f"guess-{n}", address=f"{block}{n + 1:x}")
+        assert log_in(Client(), PASSWORD, address=f"{block}99").status_code == 429  # locked
+        assert AccessAttempt.objects.get().ip_address == "2001:db8:1:2::"
+        assert log_in(Client(), PASSWORD, address="2001:db8:1:3::1").status_code == 302
+
+
+@pytest.mark.django_db
 class TestAdminNetworks:
     def test_outside_the_allowed_networks_the_admin_does_not_exist(self, settings, experimenter):
         settings.ADMIN_ALLOWED_NETWORKS = ["10.0.0.0/8", "192.0.2.7"]

@@ -78,7 +78,7 @@ def test_other_addresses_and_right_tokens_are_not_counted(token):
 def test_the_limit_ends_with_its_window(token, monkeypatch):
     from types import SimpleNamespace
 
-    from participants import limits
+    from common import limits
 
     ip = address()
     for _ in range(4):

@@ -14,11 +14,12 @@ from django.core.cache import cache
 from django.test import Client
 from django.utils import timezone
 
+from common import limits
+from common.limits import client_address
 from debates.demo import loader
 from debates.dialogues.services import dialogue_fill
 from debates.models import DialogueAssignment
-from participants import flags, limits
-from participants.limits import client_address
+from participants import flags
 from participants.models import Participant
 from tests.support.cast import Walker, entry_url
 from tests.support.studies import QUESTIONNAIRE_STEPS, STUDY_ID, build_study

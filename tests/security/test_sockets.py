@@ -87,8 +87,8 @@ def test_counts_a_dead_server_process_never_released_are_forgotten(token, monkey
     are no longer renewed (a minute; here a second)."""
     import time
 
+    from common import limits
     from debates import sockets as sockets_module
-    from participants import limits
 
     monkeypatch.setattr(sockets_module, "LEASE_S", 1.0)
     minute = sockets_module._minute()

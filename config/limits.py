@@ -5,6 +5,9 @@ The body is read here, in the event loop, before the request goes on to the admi
 holds a connection, never one of the few places that serve pages. The whole body must
 arrive within `HTTP_BODY_TIMEOUT_S` (else 408) and be at most `HTTP_MAX_BODY_BYTES` (else
 413: at once when Content-Length says so, otherwise as soon as a chunked body passes it).
+Only the admin's pages (file imports) may send that much: every other path (participants'
+forms, the webhook, the API) takes at most `HTTP_MAX_PUBLIC_BODY_BYTES`, so bodies held in
+memory while they arrive cost an anonymous client a fifth as much.
 More than `HTTP_MAX_HEADERS` header lines, or more than `HTTP_MAX_HEADER_BYTES` of them or of
 request target, are refused with 431 or 414 (config.protocol refuses them earlier still, while
 they arrive, when uvicorn runs with it). The body then goes on to the application as one
@@ -14,7 +17,9 @@ message. Every refusal closes the connection: what the client still sends is not
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+ADMIN_PREFIX = "/admin/"
 
 
 @dataclass(frozen=True)
@@ -23,6 +28,7 @@ class Limits:
     max_header_bytes: int
     max_body_bytes: int
     body_timeout_s: float
+    max_public_body_bytes: int | None = None  # paths outside the admin; None: max_body_bytes
 
     @classmethod
     def from_settings(cls) -> Limits:
@@ -33,7 +39,14 @@ class Limits:
             max_header_bytes=settings.HTTP_MAX_HEADER_BYTES,
             max_body_bytes=settings.HTTP_MAX_BODY_BYTES,
             body_timeout_s=settings.HTTP_BODY_TIMEOUT_S,
+            max_public_body_bytes=settings.HTTP_MAX_PUBLIC_BODY_BYTES,
         )
+
+    def public(self) -> Limits:
+        """The limits of a request outside the admin: the smaller body limit."""
+        if self.max_public_body_bytes is None:
+            return self
+        return replace(self, max_body_bytes=min(self.max_body_bytes, self.max_public_body_bytes))
 
 
 class BodyTooLarge(Exception):
@@ -45,13 +58,15 @@ class RequestLimits:
 
     def __init__(self, app, limits: Limits) -> None:
         self.app = app
-        self.limits = limits
+        self.admin_limits = limits
+        self.public_limits = limits.public()
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        refusal = head_refusal(scope, self.limits)
+        limits = self.admin_limits if scope["path"].startswith(ADMIN_PREFIX) else self.public_limits
+        refusal = head_refusal(scope, limits)
         if refusal is not None:
             await refuse(send, *refusal)
             return
@@ -59,13 +74,13 @@ class RequestLimits:
             await self.app(scope, receive, send)
             return
         try:
-            async with asyncio.timeout(self.limits.body_timeout_s):
-                body = await read_body(receive, self.limits.max_body_bytes)
+            async with asyncio.timeout(limits.body_timeout_s):
+                body = await read_body(receive, limits.max_body_bytes)
         except TimeoutError:
             await refuse(send, 408, "Request Timeout: the request body did not arrive in time.")
             return
         except BodyTooLarge:
-            await refuse(send, 413, too_large(self.limits))
+            await refuse(send, 413, too_large(limits))
             return
         if body is None:  # the client went away
             return

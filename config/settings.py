@@ -452,6 +452,9 @@ PASSWORD_CHECK_CONCURRENCY = env_int("PASSWORD_CHECK_CONCURRENCY", 2, minimum=1)
 # line and header lines within this many bytes and seconds, and at most this many headers.
 HTTP_BODY_TIMEOUT_S = env_int("HTTP_BODY_TIMEOUT_SECONDS", 30, minimum=1)
 HTTP_MAX_BODY_BYTES = env_int("HTTP_MAX_BODY_BYTES", 10 * 1024 * 1024, minimum=1024)
+# Outside the admin (participants' forms, the webhook, the API) bodies are small: a page of
+# twenty free-text answers at their 5,000-character limit, all emoji, is ~1.2 MB as a form.
+HTTP_MAX_PUBLIC_BODY_BYTES = env_int("HTTP_MAX_PUBLIC_BODY_BYTES", 2 * 1024 * 1024, minimum=1024)
 HTTP_HEADER_TIMEOUT_S = env_int("HTTP_HEADER_TIMEOUT_SECONDS", 20, minimum=1)
 HTTP_MAX_HEADER_BYTES = env_int("HTTP_MAX_HEADER_BYTES", 32 * 1024, minimum=1024)
 HTTP_MAX_HEADERS = env_int("HTTP_MAX_HEADERS", 100, minimum=10)

@@ -26,7 +26,14 @@ class Application:
         await send({"type": "http.response.body", "body": b"ok"})
 
 
-def serve(messages: list[dict], headers: list[tuple[bytes, bytes]] = CHUNKED, app=None, wait_forever=False):
+def serve(
+    messages: list[dict],
+    headers: list[tuple[bytes, bytes]] = CHUNKED,
+    app=None,
+    wait_forever=False,
+    path: str = "/",
+    limits: Limits = LIMITS,
+):
     """Run one request through RequestLimits; returns (status, application, messages not read)."""
     app = app or Application()
     pending = list(messages)
@@ -42,8 +49,8 @@ def serve(messages: list[dict], headers: list[tuple[bytes, bytes]] = CHUNKED, ap
     async def send(message):
         sent.append(message)
 
-    scope = {"type": "http", "method": "POST", "path": "/", "raw_path": b"/", "query_string": b""}
-    asyncio.run(RequestLimits(app, LIMITS)({**scope, "headers": list(headers)}, receive, send))
+    scope = {"type": "http", "method": "POST", "path": path, "raw_path": path.encode(), "query_string": b""}
+    asyncio.run(RequestLimits(app, limits)({**scope, "headers": list(headers)}, receive, send))
     return sent[0]["status"], app, pending
 
 
@@ -60,6 +67,25 @@ def test_a_body_in_pieces_reaches_the_application_whole_and_once():
 def test_a_chunked_body_past_the_limit_is_refused_before_the_rest_is_read():
     status, app, unread = serve([body(b"x" * 600, more=True), body(b"x" * 600, more=True), body(b"x")])
     assert (status, app.calls, len(unread)) == (413, 0, 1)
+
+
+def test_outside_the_admin_bodies_have_the_smaller_limit():
+    """Only the admin's imports send large files: anywhere else an anonymous client's body,
+    held in memory while it arrives, may be a fifth as large."""
+    limits = Limits(max_headers=10, max_header_bytes=2048, max_body_bytes=1000, body_timeout_s=0.05)
+    limits = Limits(**{**limits.__dict__, "max_public_body_bytes": 400})
+    for path in ("/", "/p/token/", "/s/study/", "/prolific/webhook/", "/api/v1/studies/"):
+        status, app, unread = serve(
+            [body(b"x" * 300, more=True), body(b"x" * 300), body(b"")], path=path, limits=limits
+        )
+        assert (status, app.calls, len(unread)) == (413, 0, 1), path
+        announced = [(b"content-length", b"600")]
+        assert serve([body(b"x" * 600)], headers=announced, path=path, limits=limits)[0] == 413
+    status, app, _ = serve(
+        [body(b"x" * 300, more=True), body(b"x" * 300)], path="/admin/studies/import/", limits=limits
+    )
+    assert (status, app.calls) == (200, 1)
+    assert "limit of 400 bytes" in too_large(limits.public())
 
 
 def test_a_body_announced_too_large_is_refused_without_reading_it():

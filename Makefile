@@ -29,7 +29,7 @@ demo: install
 	$(BIN)/python manage.py load_demo --admin --base-url http://$(HOST):$(PORT)
 	@echo "\nStarting the ASGI server on http://$(HOST):$(PORT)/ (Ctrl-C stops it)"
 	$(BIN)/uvicorn config.asgi:application --host $(HOST) --port $(PORT) --no-access-log --lifespan off \
-		--http config.protocol:LimitedHttpTools
+		--http config.protocol:LimitedHttpTools --ws-max-size 262144
 
 # Scale-out on one machine: 2 ASGI servers behind nginx, 2 Celery workers, beat, on your
 # PostgreSQL and Redis (DATABASE_URL, REDIS_URL; the database is migrated, the demo loaded).

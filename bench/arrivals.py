@@ -223,6 +223,8 @@ class Server:
             # As production starts it (docker/Dockerfile): httptools with limits on the request head.
             "--http",
             "config.protocol:LimitedHttpTools",
+            "--ws-max-size",
+            "262144",
         ]
         self.env = env
         self.process: subprocess.Popen | None = None

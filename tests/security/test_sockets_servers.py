@@ -9,7 +9,7 @@ import json
 import time
 
 import pytest
-from websockets.exceptions import InvalidStatus
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect as ws_connect
 
 from debates.sockets import LEASE_S, SocketLimits
@@ -92,3 +92,17 @@ def test_nul_characters_and_deep_json_get_errors_on_postgresql_and_the_socket_st
     assert nul == {"type": "error", "message": "Messages cannot contain a NUL character."}
     assert deep["type"] == "error" and deep["message"].startswith("Message too long")
     assert alive
+
+
+def test_a_frame_over_the_servers_limit_closes_the_socket_before_it_is_read_whole(token):
+    """uvicorn's default frame limit (16 MiB) let a participant's sockets make the server hold
+    and decode frames a thousand times longer than any message; the servers start with
+    --ws-max-size 262144 (tests.support.servers, the Makefile, the Dockerfile, devtools.cluster)."""
+    with asgi_server(**ENV) as base:
+        s = opened(base, token)
+        under = answer(s, json.dumps({"type": "say", "text": "x" * 200_000}))  # the app's own refusal
+        s.send(json.dumps({"type": "say", "text": "x" * 300_000}))
+        with pytest.raises(ConnectionClosed) as closed:
+            s.recv(timeout=10)
+    assert under["type"] == "error" and under["message"].startswith("Message too long")
+    assert closed.value.rcvd.code == 1009  # message too big

@@ -34,7 +34,7 @@ LIVE_ENV = {
 
 
 # As the Makefile and docker/Dockerfile start it: httptools with limits on the request head.
-SERVER_OPTIONS = ["--http", "config.protocol:LimitedHttpTools"]
+SERVER_OPTIONS = ["--http", "config.protocol:LimitedHttpTools", "--ws-max-size", "262144"]
 
 
 def free_port() -> int:

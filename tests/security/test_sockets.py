@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 
 import pytest
 from asgiref.sync import async_to_sync
 
+from common import limits
 from config.asgi import application
+from debates import sockets as sockets_module
 from debates.sockets import SocketLimits, read_frame, too_deep
 from tests.support import persuasion as ps
 from tests.support.ws import ASGIWebsocket
@@ -136,20 +139,20 @@ def test_a_reconnect_loop_is_refused_past_the_attempts_a_minute(token):
     assert async_to_sync(body)() == (False, 4429)
 
 
-def test_the_live_debate_socket_shares_the_limits(claim_study, settings, caplog):
+def test_the_live_debate_socket_shares_the_limits(token, settings, caplog):
     settings.WEBSOCKET_LIMITS = {"connects_per_minute": 2}
 
-    async def body():
-        return [await socket("no-such-token", "live").connect() for _ in range(3)]
+    async def body():  # a participant of another design, at no live debate
+        return [await socket(token, "live").connect() for _ in range(3)]
 
     with caplog.at_level(logging.INFO, logger="debates.sockets"):
         assert async_to_sync(body)() == [(False, 4403), (False, 4403), (False, 4429)]
     # The browser sees HTTP 403 for both codes: the log says which refusal, and why.
-    refusals = [r.getMessage() for r in caplog.records if r.name == "debates.sockets"]
-    assert refusals == [
-        "participant socket refused with 4403 (no such participant): token no-suc...",
-        "participant socket refused with 4403 (no such participant): token no-suc...",
-        "participant socket refused with 4429 (too many connection attempts): token no-suc...",
+    refusals = [r.getMessage().split(": token")[0] for r in caplog.records if r.name == "debates.sockets"]
+    assert [re.sub(r"participant \d+", "participant N", r) for r in refusals] == [
+        "participant socket refused with 4403 (participant N at step 2, not a live debate)",
+        "participant socket refused with 4403 (participant N at step 2, not a live debate)",
+        "participant socket refused with 4429 (too many connection attempts)",
     ]
 
 
@@ -158,6 +161,23 @@ def test_a_malformed_token_is_refused_before_anything_is_counted():
         return await socket("x" * 65).connect()
 
     assert async_to_sync(body)() == (False, 4403)
+
+
+def test_a_token_no_participant_holds_is_refused_and_never_counted(settings, caplog):
+    """Counters keyed by made-up tokens were two shared keys a handshake, whatever the limit."""
+    settings.WEBSOCKET_LIMITS = {"connects_per_minute": 2}
+    made_up = "n" * 43
+
+    async def body():
+        return [await socket(made_up).connect() for _ in range(5)]
+
+    with caplog.at_level(logging.INFO, logger="debates.sockets"):
+        assert async_to_sync(body)() == [(False, 4403)] * 5  # never "too many": nothing counted
+    assert limits.count_get(sockets_module._open_key(made_up, sockets_module._minute())) == 0
+    assert limits.rate_wait("ws-connect", made_up, ["1/60"]) == 0  # no attempt counted either
+    assert {r.getMessage() for r in caplog.records if r.name == "debates.sockets"} == {
+        "participant socket refused with 4403 (no such participant): token nnnnnn..."
+    }
 
 
 # --- Per socket: every frame counts ----------------------------------------------------------

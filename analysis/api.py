@@ -320,9 +320,12 @@ def report(request: Request, slug: str) -> Response:
 @api_view(["GET", "HEAD"])
 @permission_classes([IsAuthenticated])
 def report_status(request: Request, report_id: int) -> Response:
-    found = get_object_or_404(Report.objects.select_related("study"), pk=report_id)
-    if not studies_visible_to(request.user).filter(pk=found.study_id).exists():
-        raise NotFound()
+    # One query for "there is none" and "not yours": the two 404s had different words, so the
+    # reports of other experimenters' studies could be counted.
+    found = get_object_or_404(
+        Report.objects.select_related("study").filter(study__in=studies_visible_to(request.user)),
+        pk=report_id,
+    )
     return Response(_report_status(request, found))
 
 

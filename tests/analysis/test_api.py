@@ -87,6 +87,17 @@ class TestAccess:
         assert one.get(f"/api/v1/studies/{mystery_study.slug}/").status_code == 404
         assert one.get(f"/api/v1/studies/{mystery_study.slug}/tables/judgements.csv").status_code == 404
         assert client_for(staff("nobody")).get("/api/v1/studies/").json() == []
+        # Another study's report is answered like a report that does not exist, word for word.
+        hidden = Report.objects.create(
+            study=mystery_study, design="A", trigger=Report.Trigger.API, created_at=timezone.now()
+        )
+        not_yours, none = (
+            one.get(f"/api/v1/reports/{hidden.pk}/"),
+            one.get(f"/api/v1/reports/{hidden.pk + 1000}/"),
+        )
+        assert not_yours.status_code == none.status_code == 404
+        assert not_yours.json() == none.json()
+        assert everything.get(f"/api/v1/reports/{hidden.pk}/").status_code == 200
 
 
 @pytest.mark.django_db

@@ -29,10 +29,29 @@ def csv_line(values: Iterable[Any], *, guard: bool = True) -> str:
     return _writer.writerow([_safe(v) for v in values] if guard else list(values))
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
 def _safe(value: Any) -> Any:
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r") and not _is_number(value):
-        return "'" + value
+    """The guard, so that it can be undone (analysis.metrics.frames reads the exports back): a
+    cell that starts like a formula gets an apostrophe, and so does one that is already
+    apostrophes before such a start, so that taking one apostrophe off always gives the text
+    as written."""
+    if isinstance(value, str) and value:
+        if value[0] == "'":
+            return "'" + value if value.lstrip("'")[:1] in FORMULA_STARTS else value
+        if value[0] in FORMULA_STARTS and not _is_number(value):
+            return "'" + value
     return value
+
+
+def unguarded(cell: str) -> str:
+    """A cell read back from one of our CSV files as it was before `_safe`: one apostrophe off
+    a cell that, without its leading apostrophes, starts like a formula (the imports; the
+    analysis has its own copy, analysis.metrics.frames, which may not import this module)."""
+    if cell[:1] == "'" and cell.lstrip("'")[:1] in FORMULA_STARTS:
+        return cell[1:]
+    return cell
 
 
 def _is_number(value: str) -> bool:

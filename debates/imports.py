@@ -22,6 +22,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db.backends.base.operations import BaseDatabaseOperations
 from django.db.models import Field
 
+from common.downloads import unguarded
+
 SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,78}[a-z0-9])?$")
 # Control characters other than tab, line feed and carriage return: PostgreSQL refuses NUL
 # in text (an error on writing, after the file was found clean), and none of the others
@@ -419,8 +421,10 @@ def csv_rows(text: str, columns: list[str], problems: list[ImportProblem]) -> It
     """The rows of a CSV import whose header is exactly `columns` (in any letter case), as
     (line, {column: cell}). Blank rows are skipped; a row of the wrong width, a cell with a
     control character (`CONTROL`), or text that is not CSV, is added to `problems`. A missing
-    or wrong header raises ImportInvalid."""
-    reader = csv.reader(io.StringIO(text))
+    or wrong header raises ImportInvalid. A byte-order mark (Excel's "CSV UTF-8") is skipped,
+    and a cell our exports guarded against spreadsheet formulas is read as written
+    (common.downloads.unguarded), so an exported file imports as it was."""
+    reader = csv.reader(io.StringIO(text.removeprefix("\ufeff")))
     try:
         header = [h.strip().lower() for h in next(reader)]
     except (StopIteration, csv.Error):
@@ -435,7 +439,7 @@ def csv_rows(text: str, columns: list[str], problems: list[ImportProblem]) -> It
                 message = f"has {len(row)} columns, expected {len(columns)}"
                 problems.append(ImportProblem(reader.line_num, "", message))
                 continue
-            cells = dict(zip(columns, row))
+            cells = dict(zip(columns, map(unguarded, row)))
             controls = [(name, found.group()) for name in columns if (found := CONTROL.search(cells[name]))]
             for name, char in controls:
                 problems.append(ImportProblem(reader.line_num, name, control_message(char)))

@@ -58,8 +58,9 @@ def csv_lines(table: Table, study: Study, *, pseudonyms: bool = False) -> Iterat
 FORMULA_GUARD = (
     "A text cell that starts with =, +, -, @, a tab or a carriage return (and is not a number) "
     "starts with an apostrophe in these CSV files, so that a spreadsheet shows it instead of "
-    "running it as a formula: remove that first apostrophe to get the text as written. The "
-    "API's JSON rows carry the text as written."
+    "running it as a formula: remove that first apostrophe to get the text as written (so does "
+    "a cell of apostrophes before such a start, which loses one the same way). The API's JSON "
+    "rows carry the text as written."
 )
 
 

@@ -534,8 +534,26 @@ def read_csv(path: Path) -> pd.DataFrame:
             "dropped, each row counted once (the same file joined in twice?)."
         )
     raw = raw[~repeated & ~same].reset_index(drop=True)
+    for column in raw.columns:  # the export's guard against spreadsheet formulas, undone
+        cells = raw[column]
+        guarded = cells.str.startswith("'", na=False)
+        if guarded.any():
+            raw.loc[guarded, column] = cells[guarded].map(unguarded)
     raw.attrs["notes"] = notes  # carried on by `typed`
     return raw
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def unguarded(cell: str) -> str:
+    """A cell as written before the export guarded it against spreadsheet formulas
+    (common.downloads._safe, which this package may not import): one apostrophe off a cell
+    that, without its leading apostrophes, starts like a formula. Read as guarded, "=x" came
+    back "'=x": a label no longer matched its option, and the report showed the apostrophe."""
+    if cell[:1] == "'" and cell.lstrip("'")[:1] in FORMULA_STARTS:
+        return cell[1:]
+    return cell
 
 
 def _short_rows(path: Path, separator: str, skip: int, width: int) -> list[str]:

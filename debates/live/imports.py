@@ -95,22 +95,32 @@ def _sources(check: Checker, obj: PosDict, path: str) -> dict:
 def _parse_csv(text: str) -> list[dict]:
     problems: list[ImportProblem] = []
     claims: dict[str, dict] = {}
+    broken: set[str] = set()  # claims whose first row was refused
     for line, row in csv_rows(text, CSV_COLUMNS, problems):
-        _csv_row(line, {name: value.strip() for name, value in row.items()}, claims, problems)
+        _csv_row(line, {name: value.strip() for name, value in row.items()}, claims, broken, problems)
     if problems:
         raise ImportInvalid(problems)
     return list(claims.values())
 
 
-def _csv_row(line: int, cells: dict, claims: dict[str, dict], problems: list[ImportProblem]) -> None:
+def _csv_row(
+    line: int, cells: dict, claims: dict[str, dict], broken: set[str], problems: list[ImportProblem]
+) -> None:
     slug = cells["slug"]
     if not SLUG.match(slug):
         problems.append(ImportProblem(line, "slug", "use lowercase letters, digits and '-'"))
         return
     claim = claims.get(slug)
+    if claim is None and slug in broken:
+        # A further source of a claim whose first row was refused: its claim cells are left
+        # blank as they should be (they were reported as the first row's problems, again here
+        # as if it were a first row), its source is still checked.
+        _csv_source(line, cells, {"sources_true": [], "sources_false": []}, problems)
+        return
     if claim is None:
         claim = _csv_claim(line, cells, problems)
         if claim is None:
+            broken.add(slug)
             return
         claims[slug] = claim
     else:

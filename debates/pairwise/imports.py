@@ -5,14 +5,13 @@ writes nothing (docs/instance-format.md)."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import re
 from collections.abc import Iterator
 
 from django.db import transaction
 
+from common.downloads import csv_line
 from debates.imports import (
     SLUG,
     Checker,
@@ -73,18 +72,14 @@ def turns_cell(turns: list[dict]) -> str:
 
 
 def set_csv_lines(instance_set: InstanceSet) -> Iterator[str]:
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(CSV_COLUMNS)
+    """The set as CSV, with every export's guard against spreadsheet formulas (its text comes
+    from an imported file: a topic or an interlocutor may start with "=")."""
+    yield csv_line(CSV_COLUMNS, guard=False)
     for i in instance_set.instances.select_related("excerpt_1", "excerpt_2").order_by("number"):
         row = [i.number, i.stance]
         for e in (i.excerpt_1, i.excerpt_2):
             row += [e.key, e.debate, e.topic, e.speaker_a, e.speaker_b, e.stance, turns_cell(e.turns)]
-        writer.writerow(row)
-        yield out.getvalue()
-        out.seek(0)
-        out.truncate()
-    yield out.getvalue()
+        yield csv_line(row)
 
 
 # --- Import ------------------------------------------------------------------------------

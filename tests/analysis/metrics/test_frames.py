@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from analysis.metrics import frames, llm_judges, persuasion, report, synthetic
+from common.downloads import csv_line
 
 
 def test_typed_converts_known_columns_and_leaves_unknown_ones():
@@ -719,3 +720,31 @@ def test_tables_of_a_study_without_participants_yet_are_read():
         frames.studies_agree(
             {"participants": nobody, "persuasion_dialogues": dialogues, "persuasion_moves": moves}
         )
+
+
+def exported(df: pd.DataFrame) -> str:
+    """A frame written as the export writes it: every data cell through the formula guard."""
+    return "".join([csv_line(df.columns, guard=False), *(csv_line(row) for row in df.itertuples(index=False))])
+
+
+def test_labels_the_export_guarded_read_back_as_written(tmp_path):
+    """Interlocutors named like formulas come back from the export with its apostrophe: the
+    report's ranking said "'@SUM(1+1)" where the API said "@SUM(1+1)", and a reference ranking
+    given in the names as written no longer matched."""
+    tables = synthetic.synthetic_d(n_comparisons=600, n_interlocutors=6, seed=0)
+    names = synthetic.interlocutor_names(6)
+    odd = ["@SUM(1+1)", "=HYPERLINK(1)", "-minus", "+plus", "'=quoted", "plain"]
+    renamed = dict(zip(names, odd, strict=True))
+    c = tables["comparisons"]
+    for column in ("interlocutor_1", "interlocutor_2", "winner_interlocutor"):
+        c[column] = c[column].map(lambda v: renamed.get(v, v))
+    for name, df in tables.items():
+        (tmp_path / f"{name}.csv").write_text(exported(df), newline="")
+    assert "'@SUM(1+1)" in (tmp_path / "comparisons.csv").read_text()  # guarded on the way out
+    read = frames.read_tables(tmp_path)
+    assert set(read["comparisons"]["interlocutor_1"]) | set(read["comparisons"]["interlocutor_2"]) == set(odd)
+    from_files = report.analyze(read, "D", bootstrap=0, options={"reference_rankings": {"given": odd}})
+    direct = report.analyze(tables, "D", bootstrap=0, options={"reference_rankings": {"given": odd}})
+    assert from_files["ranking"] == direct["ranking"]
+    assert set(from_files["ranking"]) == set(odd)
+    assert from_files["references"]["given"]["n"] == 6

@@ -134,6 +134,30 @@ class TestCSV:
         assert "line 5: has 2 columns, expected 8" in found
         assert not Claim.objects.exists()
 
+    def test_a_refused_first_row_is_reported_once_not_again_for_the_claims_other_sources(self):
+        text = HEADER + (
+            "honey,Honey keeps for decades.,yes,food,true,Why honey keeps,Low in water.,\n"
+            "honey,,,,false,Storing honey,Open honey ferments.,\n"
+            "honey,,,,maybe,Third,Its side is wrong.,\n"
+        )
+        assert problems(text, "claims.csv") == [
+            "line 2, truth: must be true or false",
+            "line 4, side: must be true or false",
+        ]
+
+    def test_a_file_saved_by_excel_as_csv_utf8_imports(self, tmp_path):
+        """Excel's "CSV UTF-8" starts with a byte-order mark and ends lines with CRLF; the header
+        was refused as not exactly the columns it was."""
+        text = "\ufeff" + (
+            HEADER
+            + "sea-salt,Sea salt has less sodium.,false,nutrition,true,Mineral salts,Coarse crystals.,\n"
+        ).replace("\n", "\r\n")
+        assert claims_import(text=text, filename="claims.csv").created == 1
+        path = tmp_path / "claims.csv"
+        path.write_bytes(text.replace("sea-salt", "rock-salt").encode("utf-8"))
+        call_command("import_claims", str(path))
+        assert set(Claim.objects.values_list("slug", flat=True)) == {"sea-salt", "rock-salt"}
+
     def test_a_control_character_in_a_cell_is_refused_with_its_line_and_column(self):
         text = HEADER + (
             "sea-salt,Sea salt has less sodium.,false,nutrition,true,Mineral salts,Coarse crystals.,\n"

@@ -365,6 +365,23 @@ class TestInstanceSetFiles:
         first = target.instances.get(number=1).excerpt_1
         assert first.turns == pool.excerpts.get(key=first.key).turns
 
+    def test_the_csv_export_is_guarded_against_formulas_and_imports_back_as_written(self, pairs_study):
+        """The set's text comes from an imported file: a spreadsheet opening the export must not
+        run it, and the export must still import as it was."""
+        pool = InstanceSet.objects.get()
+        excerpt = pool.instances.get(number=1).excerpt_1
+        topic, speaker = '=HYPERLINK("http://evil.example","click")', "@SUM(1+1)"
+        pool.excerpts.filter(debate=excerpt.debate).update(topic=topic, speaker_a=speaker)
+        text = "".join(set_csv_lines(pool))
+        rows = list(csv.DictReader(io.StringIO(text)))
+        row = next(r for r in rows if r["excerpt_1_key"] == excerpt.key)
+        assert (row["excerpt_1_topic"], row["excerpt_1_speaker_a"]) == ("'" + topic, "'" + speaker)
+        assert not any(cell[:1] in "=+@" for r in rows for cell in r.values())
+        target = InstanceSet.objects.create(slug="from-guarded-csv", title="From CSV")
+        set_import(text=text, filename="pairs.csv", into=target)
+        copied = target.instances.get(number=1).excerpt_1
+        assert (copied.topic, copied.speaker_a) == (topic, speaker)
+
     def test_a_json_pool_without_instances_is_sampled_with_its_seed(self, pairs_study):
         pool = InstanceSet.objects.get()
         doc = json.loads(set_json(pool))

@@ -208,9 +208,15 @@ def instance_set_urls(site) -> list:
 
 
 def valid_outcomes(pool: InstanceSet) -> list[tuple[str, str, str]]:
-    """(interlocutor 1, interlocutor 2, winner) of every answer that counts."""
+    """(interlocutor 1, interlocutor 2, winner) of every answer that counts: not those of an
+    interlocutor against itself (a set imported before such pairs were refused), which the
+    report leaves out too."""
     rows = valid_comparisons(pool).select_related("instance")
-    return [(c.instance.interlocutor_1, c.instance.interlocutor_2, c.winner) for c in rows]
+    return [
+        (c.instance.interlocutor_1, c.instance.interlocutor_2, c.winner)
+        for c in rows
+        if c.instance.interlocutor_1 != c.instance.interlocutor_2
+    ]
 
 
 def ranking_view(request, set_id: int):

@@ -432,19 +432,23 @@ def csv_rows(text: str, columns: list[str], problems: list[ImportProblem]) -> It
     if header != columns:
         raise ImportInvalid([ImportProblem(1, "header", f"must be exactly: {','.join(columns)}")])
     try:
+        # A row is named by the line it starts on: a cell with line breaks in it (a dialogue's
+        # turns) spans several, and reader.line_num is the last of them.
+        start = reader.line_num + 1
         for row in reader:
+            line, start = start, reader.line_num + 1
             if not any(cell.strip() for cell in row):
                 continue
             if len(row) != len(columns):
                 message = f"has {len(row)} columns, expected {len(columns)}"
-                problems.append(ImportProblem(reader.line_num, "", message))
+                problems.append(ImportProblem(line, "", message))
                 continue
             cells = dict(zip(columns, map(unguarded, row)))
             controls = [(name, found.group()) for name in columns if (found := CONTROL.search(cells[name]))]
             for name, char in controls:
-                problems.append(ImportProblem(reader.line_num, name, control_message(char)))
+                problems.append(ImportProblem(line, name, control_message(char)))
             if not controls:
-                yield reader.line_num, cells
+                yield line, cells
     except csv.Error as error:
         problems.append(ImportProblem(reader.line_num, "", f"not valid CSV: {error}"))
 

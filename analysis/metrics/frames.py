@@ -301,6 +301,7 @@ def read_tables(folder: str | Path, also=None) -> dict[str, pd.DataFrame]:
             tables[name] = typed(name, read_csv(path))
     if also is not None:
         tables.update(also(folder))
+    the_one_study(tables)
     if "participants" in tables:
         one_row_each(tables["participants"], "participants.csv")
     studies_agree(tables)
@@ -349,6 +350,35 @@ def _first_clash(listed: pd.DataFrame, twice: pd.Series, same_as) -> tuple[pd.Da
         return None
     rows = listed[same_as(twice.idxmax())]
     return rows, [c for i, c in enumerate(rows.columns) if rows.iloc[:, i].astype(str).nunique() > 1]
+
+
+_ONE_ROW_EACH = {"participants": "participant_id", "persuasion_dialogues": "dialogue_id"}
+
+
+def the_one_study(tables: dict[str, pd.DataFrame]) -> None:
+    """Where every study cell of the files names one study, blank study cells are that study's,
+    said in the table's notes. A blank had made its participant a subject of no study: left out
+    of the headcount and the exclusion flow (which count a study's participants) while their
+    answers were analysed (20 participants in the flow, 40 analysed). Beside two or more studies
+    a blank stays blank, and `studies_agree` refuses it."""
+    named = set().union(*(set(df["study"].dropna()) for df in tables.values() if "study" in df.columns))
+    if len(named) != 1:
+        return
+    (study,) = named
+    for name, df in tables.items():
+        blank = df["study"].isna() if "study" in df.columns else None
+        if blank is None or not blank.any() or blank.all():
+            continue  # a table without studies at all is joined by id alone (`uses_study`)
+        key = _ONE_ROW_EACH.get(name)
+        if key in df.columns and df.loc[blank, key].isin(df.loc[~blank, key]).any():
+            continue  # the same subject with and without the study: `one_row_each` says so
+        filled = df.assign(study=df["study"].fillna(study))
+        filled.attrs["notes"] = [
+            *df.attrs.get("notes", ()),
+            f"{name}.csv: {_count(int(blank.sum()), 'row')} without a study read as study {study!r}, "
+            "the one study the files name.",
+        ]
+        tables[name] = filled
 
 
 def studies_agree(tables: Mapping[str, pd.DataFrame]) -> None:

@@ -97,8 +97,11 @@ def strengths_with_intervals(
     wins = ranking.win_matrix_codes(first, second, codes, n)
     point = ranking.fit_strengths(wins, alpha)
     rank = ranking.ranks(point)
-    span = point.max() - point.min() if n else 0.0
-    normalised = (point - point.min()) / span if span > 0 else np.zeros(n)
+    # Normalised on the strengths as the ranks read them (to 9 decimals): every answer a tie
+    # left strengths of ±1e-16, which normalised to 0 and 1 while sharing one rank.
+    level = np.round(point, 9) if n else point
+    span = level.max() - level.min() if n else 0.0
+    normalised = (level - level.min()) / span if span > 0 else np.zeros(n)
     boot = None
     if replicates >= 2 and len(df):
         boot = ranking.bootstrap_strengths(first, second, codes, n, replicates, rng, alpha, initial=point)

@@ -849,6 +849,11 @@ def _design_d(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
     participants = frames.get("participants")
     responses = frames.get("responses")
     df = pairwise.valid_comparisons(comparisons, participants)
+    # An interlocutor against itself says nothing of its strength, and counted its own wins and
+    # losses (the win matrix's diagonal): left out, and said.
+    itself = (df["interlocutor_1"].astype(str) == df["interlocutor_2"].astype(str)).to_numpy()
+    selves = sorted(set(df.loc[itself, "interlocutor_1"].astype(str)))
+    df = df[~itself].reset_index(drop=True)
     # Ranked: the interlocutors of the comparisons that count. One whose every comparison was
     # left out (its annotators excluded, say) had a rank and an interval from the
     # regularisation alone; it is named in the warnings instead.
@@ -871,6 +876,12 @@ def _design_d(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
             f"The comparisons fall into {len(main['groups'])} groups never compared with each other "
             f"({groups}): the ranking orders each group within itself, and says nothing of one "
             "group's interlocutors against another's."
+        )
+    if selves:
+        warnings.append(
+            f"{int(itself.sum())} comparison(s) of an interlocutor against itself "
+            f"({', '.join(selves)}) left out: a pair compares two interlocutors (the instance set "
+            "paired two excerpts with the same Speaker A)."
         )
     if unranked:
         warnings.append(

@@ -147,6 +147,11 @@ def _parse_json(text: str) -> tuple[dict, list[ExcerptSpec], list[tuple[int, str
     return values, excerpts, [(n, a, b) for n, a, b, _, _ in instances] if instances is not None else None
 
 
+# A pair compares two interlocutors (paper 003: 6 instances for every pair of them); one
+# against itself counted its own wins and losses (a win-matrix diagonal, an inflated record).
+SELF_PAIR = "both excerpts' Speaker A is {name!r}: a pair compares two different interlocutors"
+
+
 def _check_pairs(check: Checker, instances: list, by_key: dict) -> None:
     numbers = set()
     for number, first, second, line, path in instances:
@@ -158,6 +163,8 @@ def _check_pairs(check: Checker, instances: list, by_key: dict) -> None:
             check.add(line, path, "the two excerpts come from the same debate")
         if a and b and a.stance != b.stance:
             check.add(line, path, f"Speaker A's stances differ ({a.stance!r} and {b.stance!r})")
+        if a and b and a.speaker_a == b.speaker_a:
+            check.add(line, path, SELF_PAIR.format(name=a.speaker_a))
 
 
 def _parse_csv(text: str) -> tuple[list[ExcerptSpec], list[tuple[int, str, str]]]:
@@ -183,6 +190,8 @@ def _parse_csv(text: str) -> tuple[list[ExcerptSpec], list[tuple[int, str, str]]
                 problems.append(
                     ImportProblem(line, "", "the excerpts must come from different debates, same stance")
                 )
+            elif a.speaker_a == b.speaker_a:
+                problems.append(ImportProblem(line, "", SELF_PAIR.format(name=a.speaker_a)))
             instances.append((number, keys[0], keys[1]))
     if problems:
         raise ImportInvalid(problems)

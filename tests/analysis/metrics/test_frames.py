@@ -724,7 +724,9 @@ def test_tables_of_a_study_without_participants_yet_are_read():
 
 def exported(df: pd.DataFrame) -> str:
     """A frame written as the export writes it: every data cell through the formula guard."""
-    return "".join([csv_line(df.columns, guard=False), *(csv_line(row) for row in df.itertuples(index=False))])
+    return "".join(
+        [csv_line(df.columns, guard=False), *(csv_line(row) for row in df.itertuples(index=False))]
+    )
 
 
 def test_labels_the_export_guarded_read_back_as_written(tmp_path):
@@ -748,3 +750,27 @@ def test_labels_the_export_guarded_read_back_as_written(tmp_path):
     assert from_files["ranking"] == direct["ranking"]
     assert set(from_files["ranking"]) == set(odd)
     assert from_files["references"]["given"]["n"] == 6
+
+
+def test_blank_study_cells_beside_one_named_study_are_that_study(tmp_path):
+    """A participant whose study cell was blank was left out of the headcount and the exclusion
+    flow while their answers were analysed (20 in the flow, 40 analysed)."""
+    tables = synthetic.synthetic_a(n_participants=40, seed=3)
+    whole = {name: df.assign(study="s1") for name, df in tables.items()}
+    for name, df in tables.items():
+        df.insert(0, "study", ["s1" if n % 2 else "" for n in range(len(df))])
+        df.to_csv(tmp_path / f"{name}.csv", index=False)
+    read = frames.read_tables(tmp_path)
+    assert all(set(df["study"]) == {"s1"} for df in read.values())
+    r, expected = report.analyze(read, "A", bootstrap=0), report.analyze(whole, "A", bootstrap=0)
+    assert r["n"] == expected["n"] and r["n"]["participants"] == 40
+    assert r["exclusion_flow"] == expected["exclusion_flow"]
+    assert frames.notes_of(read) == [
+        f"{name}.csv: {(len(df) + 1) // 2} rows without a study read as study 's1', the one study the files name."
+        for name, df in tables.items()
+    ]
+    # Beside two studies a blank cannot be told apart: refused, as before.
+    tables["participants"].loc[0, "study"] = "s2"
+    tables["participants"].to_csv(tmp_path / "participants.csv", index=False)
+    with pytest.raises(ValueError, match="without a study"):
+        frames.read_tables(tmp_path)

@@ -335,8 +335,28 @@ def test_ties_only_give_equal_strengths_and_their_plot():
     side of it: the plot's error bars were negative and matplotlib refused the whole report."""
     r = report.analyze(ties_only(), "D", seed=0, bootstrap=200)
     assert all(abs(s["strength"]) < 1e-9 and s["estimable"] for s in r["strengths"].values())
+    # One rank for all, and one normalised strength: it had read 0 and 1 for equal strengths.
+    assert {s["rank"] for s in r["strengths"].values()} == {11.5}
+    assert {s["normalised"] for s in r["strengths"].values()} == {0.0}
     assert r["warnings"] == []
     assert "strengths" in report.figures(json.loads(dumps(r)))
+
+
+def test_comparisons_of_an_interlocutor_against_itself_are_left_out_and_said():
+    tables = synthetic.synthetic_d(n_comparisons=600, n_interlocutors=6, seed=1)
+    before = report.analyze(tables, "D", seed=0, bootstrap=0)
+    c = tables["comparisons"]
+    name = sorted(set(c["interlocutor_1"]))[0]
+    selves = c[c["is_check"].astype(str) == "0"].head(30).copy()
+    selves["interlocutor_1"] = selves["interlocutor_2"] = name
+    selves["instance"] = selves["instance"].astype(int) + 200_000
+    selves["winner_interlocutor"] = name
+    tables["comparisons"] = pd.concat([c, selves], ignore_index=True)
+    r = report.analyze(tables, "D", seed=0, bootstrap=0)
+    assert r["strengths"][name]["comparisons"] == before["strengths"][name]["comparisons"]
+    assert r["strengths"][name]["wins"] == before["strengths"][name]["wins"]
+    assert r["win_matrix"] == before["win_matrix"]
+    assert any(f"30 comparison(s) of an interlocutor against itself ({name})" in w for w in r["warnings"])
 
 
 def test_groups_never_compared_with_each_other_are_said_and_ranked_apart_in_words():

@@ -17,6 +17,7 @@ from django.core.management.base import CommandError
 from django.utils import timezone
 
 from analysis.metrics.ranking import bradley_terry, win_matrix
+from common.downloads import csv_line
 from debates.demo import loader
 from debates.imports import ImportInvalid
 from debates.models import Comparison, Dialogue, Instance, InstanceSet
@@ -364,6 +365,31 @@ class TestInstanceSetFiles:
         ] == original
         first = target.instances.get(number=1).excerpt_1
         assert first.turns == pool.excerpts.get(key=first.key).turns
+
+    def test_a_pair_of_one_interlocutor_against_itself_is_refused(self, pairs_study):
+        """Paper 003 compares every pair of interlocutors; one against itself counted its own wins
+        (the report's record and win-matrix diagonal)."""
+        pool = InstanceSet.objects.get()
+        doc = json.loads(set_json(pool))
+        doc["set"]["slug"] = "selves"
+        first = doc["instances"][0]
+        by_key = {e["key"]: e for e in doc["excerpts"]}
+        by_key[first["excerpt_2"]]["speaker_a"] = by_key[first["excerpt_1"]]["speaker_a"]
+        with pytest.raises(ImportInvalid) as refused:
+            set_import(text=json.dumps(doc))
+        name = by_key[first["excerpt_1"]]["speaker_a"]
+        assert any(f"both excerpts' Speaker A is {name!r}" in str(p) for p in refused.value.problems)
+        rows = list(csv.reader(io.StringIO("".join(set_csv_lines(pool)))))
+        header, row = rows[0], rows[1]
+        row[header.index("excerpt_2_speaker_a")] = row[header.index("excerpt_1_speaker_a")]
+        text = "".join(csv_line(r, guard=False) for r in [header, row])
+        target = InstanceSet.objects.create(slug="selves-csv", title="From CSV")
+        with pytest.raises(ImportInvalid) as refused:
+            set_import(text=text, filename="pairs.csv", into=target)
+        assert [str(p) for p in refused.value.problems] == [
+            f"line 2: both excerpts' Speaker A is {row[header.index('excerpt_1_speaker_a')]!r}: a pair "
+            "compares two different interlocutors"
+        ]
 
     def test_the_csv_export_is_guarded_against_formulas_and_imports_back_as_written(self, pairs_study):
         """The set's text comes from an imported file: a spreadsheet opening the export must not

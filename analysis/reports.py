@@ -122,6 +122,7 @@ def build_report(
         seed=seed,
         bootstrap=bootstrap or settings.REPORT_BOOTSTRAP,
         item_order=item_order(config),
+        study_dialogues=study_dialogues(config),
     )
     if notes:  # columns a spreadsheet changed, read otherwise than exported: first on the page
         results["warnings"] = notes + list(results.get("warnings") or [])
@@ -180,6 +181,19 @@ def item_order(config: dict | None) -> list[str]:
             if isinstance(question, dict) and isinstance(question.get("key"), str):
                 keys.append(question["key"])
     return keys
+
+
+def study_dialogues(config: dict | None) -> list[str]:
+    """The study's dialogues that take participants (study.json: `dialogues`, active ones), or
+    none."""
+    listed = (config or {}).get("dialogues")
+    if not isinstance(listed, list):
+        return []
+    return [
+        d["dialogue"]
+        for d in listed
+        if isinstance(d, dict) and isinstance(d.get("dialogue"), str) and d.get("active", True) is not False
+    ]
 
 
 def results_json(results: dict) -> str:

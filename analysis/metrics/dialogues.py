@@ -454,20 +454,26 @@ def by_expertise(
 # --- fill and accuracy -----------------------------------------------------------------------
 
 
-def fill_per_dialogue(judgements: pd.DataFrame, analysed_mask: np.ndarray) -> list[dict]:
-    """Figure 5: analysed judgements (and all judgements) per dialogue."""
+def fill_per_dialogue(
+    judgements: pd.DataFrame, analysed_mask: np.ndarray, listed: Sequence[str] = ()
+) -> list[dict]:
+    """Figure 5: analysed judgements (and all judgements) per dialogue; the study's `listed`
+    dialogues that nobody judged with 0 (one study's data only: the names of several studies'
+    dialogues are prefixed with their study)."""
     if "dialogue" not in judgements.columns:
         return []
     name = judgements["dialogue"].astype(str).where(judgements["dialogue"].notna(), "(none)")
-    if uses_study(judgements) and judgements["study"].nunique() > 1:
+    several = uses_study(judgements) and judgements["study"].nunique() > 1
+    if several:
         name = judgements["study"].astype(str) + "/" + name
     frame = pd.DataFrame({"dialogue": name.to_numpy(), "analysed": analysed_mask.astype(int)})
     grouped = frame.groupby("dialogue", sort=False)["analysed"].agg(["sum", "size"])
-    order = sorted(grouped.index, key=lambda d: (len(d), d))
-    return [
-        {"dialogue": d, "analysed": int(grouped.loc[d, "sum"]), "judgements": int(grouped.loc[d, "size"])}
-        for d in order
-    ]
+    counts = {d: (int(grouped.loc[d, "sum"]), int(grouped.loc[d, "size"])) for d in grouped.index}
+    if not several:
+        for d in listed:
+            counts.setdefault(str(d), (0, 0))
+    order = sorted(counts, key=lambda d: (len(d), d))
+    return [{"dialogue": d, "analysed": counts[d][0], "judgements": counts[d][1]} for d in order]
 
 
 def accuracy_tables(df: pd.DataFrame, biases: list[str]) -> dict:

@@ -135,7 +135,12 @@ def answers(df: pd.DataFrame | None, notes: list[str] | None = None) -> pd.DataF
         out[column] = _text(out, column)
     out["condition"] = out["condition"].str.strip().str.lower()  # bias codes: "Baseline" is the baseline
     out = named_rows(out, TABLE, ("dialogue", "judge", "condition"), notes, "dialogue, judge or condition")
-    out = out[out["chosen_side"] != ""].copy()
+    unanswered = out["chosen_side"] == ""
+    if unanswered.any():  # failed calls (their `error` says why), or a cell emptied by hand
+        notes.append(
+            f"{TABLE}.csv: {int(unanswered.sum())} row(s) without a chosen side (no answer) left out."
+        )
+    out = out[~unanswered].copy()
     out["correct"] = _correct(out, notes)
     out = out[out["correct"].notna()].copy()
     out["active_side_letter"] = _active_letters(out, notes)

@@ -68,12 +68,16 @@ def _fill_bars(
 ) -> Figure | None:
     if not labels:
         return None
-    fig = _figure(max(8.0, 0.18 * len(labels) + 2), 4.2)
+    size = 7 if len(labels) > 30 else 9
+    # The labels stand upright below the bars: the figure grows with the longest, so the bars
+    # keep their height (several studies' dialogues, "study/dialogue", had collapsed the axes).
+    below = max(len(str(label)) for label in labels) * size * 0.6 / 72  # inches
+    fig = _figure(max(8.0, 0.18 * len(labels) + 2), 3.2 + below)
     ax = fig.add_subplot()
     x = range(len(labels))
     ax.bar(x, total, color="#d9d9d9", label="all")
     ax.bar(x, analysed, color=COLOURS[0], label="analysed")
-    ax.set_xticks(list(x), labels, rotation=90, fontsize=7 if len(labels) > 30 else 9)
+    ax.set_xticks(list(x), labels, rotation=90, fontsize=size)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("count")
     ax.set_title(title)

@@ -155,10 +155,13 @@ def analyze(
     bootstrap: int = 1000,
     options: dict | None = None,
     item_order: Sequence[str] | None = None,
+    study_dialogues: Sequence[str] | None = None,
 ) -> dict:
     """All results of design "A", "B", "C" or "D" (see the module docstring for the keys).
     `item_order`: the study's item keys in the order its pages show them (from study.json), so
-    that "the first item" of a page does not depend on the order of the rows."""
+    that "the first item" of a page does not depend on the order of the rows.
+    `study_dialogues`: design A's dialogues as the study lists them (study.json), so that the
+    fill per dialogue shows those nobody judged yet (they were absent, not 0)."""
     design = str(design).upper()
     if design not in STREAMS:
         raise ValueError(f"design must be 'A', 'B', 'C' or 'D', got {design!r}")
@@ -191,7 +194,12 @@ def analyze(
     )
     rng = np.random.default_rng([int(seed), STREAMS[design]])
     run = {"A": _design_a, "B": _design_b, "C": _design_c, "D": _design_d}[design]
-    results = run(frames, rng, int(bootstrap), {**merged, "_item_order": list(item_order or ())})
+    results = run(
+        frames,
+        rng,
+        int(bootstrap),
+        {**merged, "_item_order": list(item_order or ()), "_dialogues": list(study_dialogues or ())},
+    )
     results = {
         "design": design,
         "settings": {"seed": int(seed), "bootstrap": int(bootstrap), "options": merged},
@@ -315,7 +323,7 @@ def _design_a(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
             "studies": _studies(judgements, _studied(frames, "judgements")),
         },
         "exclusion_flow": _flow(frames, "judgements"),
-        "fill": dialogues.fill_per_dialogue(judgements, mask),
+        "fill": dialogues.fill_per_dialogue(judgements, mask, options["_dialogues"]),
         "accuracy": dialogues.accuracy_tables(df, biases),
         "choose_a_by_location": by_location,
         "h1_regression": h1,

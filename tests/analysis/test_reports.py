@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from analysis.models import Report
 from analysis.reports import build_report, report_request, report_run, reports_nightly, reports_prune
+from debates.models import StudyDialogue
 from studies.models import Study
 from tests.support.cast import Walker
 from tests.support.studies import CONSENT_STEP, DEBRIEF_STEP, build_study
@@ -45,6 +46,11 @@ def test_a_studys_report_and_the_same_analysis_of_its_csvs_agree(request, fixtur
     assert {"participants.csv", "responses.csv", "codebook.csv", "study.json"} <= {
         p.name for p in out.iterdir()
     }
+    if design == "A":  # four walkers judge four dialogues: the others are in the fill with 0
+        fill = {f["dialogue"]: f["judgements"] for f in results["fill"]}
+        listed = StudyDialogue.objects.filter(study=study, active=True)
+        active = set(listed.values_list("dialogue__slug", flat=True))
+        assert set(fill) == active and sum(fill.values()) == 4 and 0 in fill.values()
     again = tmp_path / "again"
     call_command(
         "analyze", "--from-csv", str(out), "--design", design, "--out", str(again), stdout=io.StringIO()
@@ -109,6 +115,7 @@ def test_csvs_a_spreadsheet_saved_again_give_the_same_results_and_say_what_it_ch
         with open(saved / f"{table}.csv", "w", newline="", encoding="utf-8-sig") as handle:
             csv.writer(handle, delimiter=";").writerows(rows)
     assert len(changed) >= 5
+    (saved / "study.json").write_bytes((out / "study.json").read_bytes())  # beside them, as exported
     again = tmp_path / "again"
     call_command(
         "analyze", "--from-csv", str(saved), "--design", "A", "--out", str(again), stdout=io.StringIO()

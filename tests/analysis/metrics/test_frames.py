@@ -766,7 +766,8 @@ def test_blank_study_cells_beside_one_named_study_are_that_study(tmp_path):
     assert r["n"] == expected["n"] and r["n"]["participants"] == 40
     assert r["exclusion_flow"] == expected["exclusion_flow"]
     assert frames.notes_of(read) == [
-        f"{name}.csv: {(len(df) + 1) // 2} rows without a study read as study 's1', the one study the files name."
+        f"{name}.csv: {(len(df) + 1) // 2} rows without a study read as study 's1', "
+        "the one study the files name."
         for name, df in tables.items()
     ]
     # Beside two studies a blank cannot be told apart: refused, as before.

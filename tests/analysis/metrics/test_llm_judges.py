@@ -97,6 +97,19 @@ def test_the_last_answer_counts_when_two_jobs_judged_the_same_dialogue():
     assert rows["d01"]["sides"]["CH"] == "A" and (rows["d01"]["k"], rows["d01"]["n"]) == (4, 6)
 
 
+def test_rows_without_an_answer_are_left_out_and_said():
+    """A failed call is exported with a blank chosen side: left out, as before, but no longer
+    silently (only the count of answers had moved)."""
+    found = paper_tables.results()
+    whole = llm_judges.analyse(export_frame(found))
+    frame = export_frame([*found, {**found[0], "dialogue": "d99", "side": ""}])
+    notes: list[str] = []
+    result = llm_judges.analyse(frame, notes)
+    assert result["table_31"] == whole["table_31"]
+    assert "llm_judgements.csv: 1 row(s) without a chosen side (no answer) left out." in result["warnings"]
+    assert notes == result["warnings"]
+
+
 def test_no_answers_is_none():
     assert llm_judges.analyse(None) is None
     assert llm_judges.analyse(export_frame([])) is None

@@ -418,3 +418,28 @@ def test_the_expertise_item_does_not_depend_on_the_order_of_the_rows():
     assert guessed["expertise"]["key"] == "expertise_debate"  # the file's first, sorted by key
     [warning] = guessed["warnings"]
     assert "expertise_debate" in warning and "expertise_mysteries" in warning and "study.json" in warning
+
+
+def test_the_fill_shows_the_studys_dialogues_nobody_judged():
+    """Figure 5 is how far each dialogue has filled: one nobody judged yet was absent, not 0."""
+    tables = SMALL["A"]()
+    judged = report.analyze(tables, "A", bootstrap=0)["fill"]
+    names = [f["dialogue"] for f in judged]
+    r = report.analyze(tables, "A", bootstrap=0, study_dialogues=[*names, "never-judged"])
+    assert {"dialogue": "never-judged", "analysed": 0, "judgements": 0} in r["fill"]
+    assert [f for f in r["fill"] if f["dialogue"] != "never-judged"] == judged
+
+
+def test_long_dialogue_names_keep_the_fill_plot_laid_out():
+    """Several studies' dialogues are named "study/dialogue": the upright labels had collapsed
+    the axes (matplotlib's "constrained_layout not applied" warning, and a squashed plot)."""
+    import warnings
+
+    from analysis.metrics import plots
+
+    labels = [f"mystery-debate-2/lighthouse-ledger-fallacy-oversight-culprit-{n}" for n in range(12)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fig = plots._fill_bars(labels, [1] * 12, [2] * 12, "Fill per dialogue", "dialogue")
+        assert plots._png(fig).startswith(b"\x89PNG")
+    assert fig.axes[0].get_position().height > 0.2  # the bars keep a fifth of the figure or more

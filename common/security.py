@@ -78,6 +78,13 @@ class LoginRateLimit:
         self.login_path = reverse("admin:login")
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_view(self, request: HttpRequest, view_func, view_args, view_kwargs) -> HttpResponse | None:
+        """After the CSRF check (its process_view comes first and ends the request when it
+        fails): a cross-site form posted at the login from a page someone behind the
+        experimenter's address opened is refused there, uncounted, and cannot use up the
+        address's attempts."""
         if (
             request.method == "POST"
             and request.path_info == self.login_path
@@ -89,7 +96,7 @@ class LoginRateLimit:
                 response = render(request, "admin/login_rate_limited.html", context, status=429)
                 response["Retry-After"] = str(wait)
                 return response
-        return self.get_response(request)
+        return None
 
 
 def login_address(request: HttpRequest) -> str | None:

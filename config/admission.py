@@ -28,7 +28,7 @@ OWN_THREAD = "rostrum.own_thread"  # scope key: serve this request off the share
 
 class HTTPConcurrencyLimit:
     def __init__(
-        self, app, limit: int, *, password_paths: Iterable[str] = (), password_limit: int = 2
+        self, app, limit: int, *, password_paths: Iterable[str] = (), password_limit: int = 1
     ) -> None:
         self.app = app
         self.limit = limit
@@ -38,7 +38,11 @@ class HTTPConcurrencyLimit:
         self._password_semaphore: asyncio.Semaphore | None = None
 
     async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] in self.password_paths:
+        if (
+            scope["type"] == "http"
+            and scope["method"].upper() == "POST"
+            and scope["path"] in self.password_paths
+        ):
             if self._password_semaphore is None:
                 self._password_semaphore = asyncio.Semaphore(self.password_limit)
             async with self._password_semaphore:

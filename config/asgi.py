@@ -3,6 +3,7 @@
 import asyncio
 import gc
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 import django
 
@@ -54,8 +55,16 @@ class SharedThreadASGIHandler(ASGIHandler):
     def load_middleware(self, is_async=False):
         super().load_middleware(is_async=False)
         self._serve_in_thread = sync_to_async(self._serve, thread_sensitive=True)
-        # A password check (config.admission's own lane): off the shared thread.
-        self._serve_in_own_thread = sync_to_async(self._serve, thread_sensitive=False)
+        # A password check (config.admission's own lane): off the shared thread, on threads of
+        # its own (not the loop's default executor, which other work shares), as many as the
+        # lane lets in at once. Its response is closed there too (`_serve`): a login page never
+        # streams, and a streaming one would be closed on another thread (refused below).
+        self._password_threads = ThreadPoolExecutor(
+            max_workers=settings.PASSWORD_CHECK_CONCURRENCY, thread_name_prefix="password-check"
+        )
+        self._serve_in_own_thread = sync_to_async(
+            self._serve, thread_sensitive=False, executor=self._password_threads
+        )
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -68,8 +77,11 @@ class SharedThreadASGIHandler(ASGIHandler):
         except RequestAborted:
             return
         try:
-            serve = self._serve_in_own_thread if scope.get(OWN_THREAD) else self._serve_in_thread
+            own_thread = bool(scope.get(OWN_THREAD))
+            serve = self._serve_in_own_thread if own_thread else self._serve_in_thread
             response = await serve(scope, body_file)
+            if own_thread and response.streaming:
+                raise RuntimeError("a password check's response streams: it would be closed off its thread")
             if response.streaming and not response.is_async:
                 # A file, say: Django's handler would read it whole into a list first (its
                 # "must consume synchronous iterators" warning); sent a chunk at a time.

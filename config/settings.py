@@ -445,7 +445,9 @@ PROLIFIC_COMPLETE_URL = env_str("PROLIFIC_COMPLETE_URL", "https://app.prolific.c
 HTTP_CONCURRENCY = env_int("HTTP_CONCURRENCY", 8, minimum=0)
 # Admin login attempts checked at once per server process, on threads of their own (each
 # hashes a password: ~0.25 s of CPU); the rest wait for one of these places (config.admission).
-PASSWORD_CHECK_CONCURRENCY = env_int("PASSWORD_CHECK_CONCURRENCY", 2, minimum=1)
+# Each holds a pooled database connection while it hashes: the shared thread (1), the live
+# turns' threads (LIVE_DB_THREADS, 4), the embedded beat (1) and these must fit in DB_POOL_MAX.
+PASSWORD_CHECK_CONCURRENCY = env_int("PASSWORD_CHECK_CONCURRENCY", 1, minimum=1)
 # Limits on a request, checked before it takes one of those places (config.limits, and
 # config.protocol while the head arrives): the whole body within this many seconds (else
 # 408) and at most this many bytes (413; admin imports are the largest bodies); the request

@@ -417,13 +417,16 @@ def open_document(text: str, format_name: str, keys: set[str]) -> tuple[PosDict,
     return doc, check
 
 
-def csv_rows(text: str, columns: list[str], problems: list[ImportProblem]) -> Iterator[tuple[int, dict]]:
+def csv_rows(
+    text: str, columns: list[str], problems: list[ImportProblem], *, our_export: bool = False
+) -> Iterator[tuple[int, dict]]:
     """The rows of a CSV import whose header is exactly `columns` (in any letter case), as
     (line, {column: cell}). Blank rows are skipped; a row of the wrong width, a cell with a
     control character (`CONTROL`), or text that is not CSV, is added to `problems`. A missing
-    or wrong header raises ImportInvalid. A byte-order mark (Excel's "CSV UTF-8") is skipped,
-    and a cell our exports guarded against spreadsheet formulas is read as written
-    (common.downloads.unguarded), so an exported file imports as it was."""
+    or wrong header raises ImportInvalid. A byte-order mark (Excel's "CSV UTF-8") is skipped.
+    With `our_export` (a format Rostrum also writes: the instance sets), a cell the export
+    guarded against spreadsheet formulas is read as written (common.downloads.unguarded), so an
+    exported file imports as it was; a file only people write keeps its apostrophes."""
     reader = csv.reader(io.StringIO(text.removeprefix("\ufeff")))
     try:
         header = [h.strip().lower() for h in next(reader)]
@@ -443,7 +446,7 @@ def csv_rows(text: str, columns: list[str], problems: list[ImportProblem]) -> It
                 message = f"has {len(row)} columns, expected {len(columns)}"
                 problems.append(ImportProblem(line, "", message))
                 continue
-            cells = dict(zip(columns, map(unguarded, row)))
+            cells = dict(zip(columns, map(unguarded, row) if our_export else row))
             controls = [(name, found.group()) for name in columns if (found := CONTROL.search(cells[name]))]
             for name, char in controls:
                 problems.append(ImportProblem(line, name, control_message(char)))

@@ -199,12 +199,16 @@ NO_SUCH_PARTICIPANT = "no such participant"
 def socket_admit(token: str, caps: SocketLimits) -> tuple[str, int]:
     """Count a connection attempt and, if allowed, the socket in the current minute: ('', the
     minute) when admitted, else (why it is refused, 0): NO_SUCH_PARTICIPANT (FORBIDDEN), or
-    too many of something (TOO_MANY). A token no participant holds is refused before anything
-    is counted: counters keyed by made-up tokens were two shared keys a handshake (1,016
-    refused handshakes in 3 s left 2,032 keys in Redis)."""
+    too many of something (TOO_MANY). A token past its attempts is refused on a counter read
+    alone (no database); a token no participant holds is refused before anything is counted:
+    counters keyed by made-up tokens were two shared keys a handshake (1,016 refused handshakes
+    in 3 s left 2,032 keys in Redis)."""
+    spec = [f"{caps.connects_per_minute}/60"]
+    if limits.rate_wait("ws-connect", token, spec):  # a reconnect loop: refused by a counter read
+        return "connection attempts", 0
     if participant_by_token(token) is None:
         return NO_SUCH_PARTICIPANT, 0
-    if limits.rate_hit("ws-connect", token, [f"{caps.connects_per_minute}/60"]):
+    if limits.rate_hit("ws-connect", token, spec):
         return "connection attempts", 0
     minute = _minute()
     if limits.count_add(_open_key(token, minute), 1, _lease_ttl()) > caps.sockets_per_token:

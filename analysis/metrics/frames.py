@@ -352,33 +352,30 @@ def _first_clash(listed: pd.DataFrame, twice: pd.Series, same_as) -> tuple[pd.Da
     return rows, [c for i, c in enumerate(rows.columns) if rows.iloc[:, i].astype(str).nunique() > 1]
 
 
-_ONE_ROW_EACH = {"participants": "participant_id", "persuasion_dialogues": "dialogue_id"}
-
-
 def the_one_study(tables: dict[str, pd.DataFrame]) -> None:
-    """Where every study cell of the files names one study, blank study cells are that study's,
-    said in the table's notes. A blank had made its participant a subject of no study: left out
-    of the headcount and the exclusion flow (which count a study's participants) while their
-    answers were analysed (20 participants in the flow, 40 analysed). Beside two or more studies
-    a blank stays blank, and `studies_agree` refuses it."""
+    """Raise a ValueError when a table has rows without a study beside rows of one: the export
+    writes every row's study, so those rows were edited or joined in from elsewhere, and whose
+    they are cannot be told (participant ids start again in each study: read as this study's,
+    another study's answers joined this study's people with the same ids). A blank had made its
+    participant a subject of no study: left out of the headcount and the exclusion flow while
+    their answers were analysed (20 participants in the flow, 40 analysed). Beside two or more
+    studies `studies_agree` refuses them the same way; a table with no study at all is joined
+    by id alone (`uses_study`)."""
     named = set().union(*(set(df["study"].dropna()) for df in tables.values() if "study" in df.columns))
     if len(named) != 1:
         return
-    (study,) = named
     for name, df in tables.items():
         blank = df["study"].isna() if "study" in df.columns else None
         if blank is None or not blank.any() or blank.all():
-            continue  # a table without studies at all is joined by id alone (`uses_study`)
-        key = _ONE_ROW_EACH.get(name)
+            continue
+        key = "participant_id" if name == "participants" else None
         if key in df.columns and df.loc[blank, key].isin(df.loc[~blank, key]).any():
-            continue  # the same subject with and without the study: `one_row_each` says so
-        filled = df.assign(study=df["study"].fillna(study))
-        filled.attrs["notes"] = [
-            *df.attrs.get("notes", ()),
-            f"{name}.csv: {_count(int(blank.sum()), 'row')} without a study read as study {study!r}, "
-            "the one study the files name.",
-        ]
-        tables[name] = filled
+            continue  # the same participant with and without it: `one_row_each` says so, by name
+        raise ValueError(
+            f"{name}.csv has {_count(int(blank.sum()), 'row')} without a study beside rows of study "
+            f"{next(iter(named))!r}: the export writes every row's study, and whose these are cannot be "
+            "told (ids start again in each study). Fill in their study, or leave them out."
+        )
 
 
 def studies_agree(tables: Mapping[str, pd.DataFrame]) -> None:

@@ -171,7 +171,7 @@ def _parse_csv(text: str) -> tuple[list[ExcerptSpec], list[tuple[int, str, str]]
     problems: list[ImportProblem] = []
     excerpts: dict[str, ExcerptSpec] = {}
     instances, numbers = [], set()
-    for line, cells in csv_rows(text, CSV_COLUMNS, problems):
+    for line, cells in csv_rows(text, CSV_COLUMNS, problems, our_export=True):
         problem = _number_problem(cells["number"], numbers)
         if problem:
             problems.append(ImportProblem(line, "number", problem))

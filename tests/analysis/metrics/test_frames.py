@@ -752,26 +752,25 @@ def test_labels_the_export_guarded_read_back_as_written(tmp_path):
     assert from_files["references"]["given"]["n"] == 6
 
 
-def test_blank_study_cells_beside_one_named_study_are_that_study(tmp_path):
+def test_blank_study_cells_beside_one_named_study_are_refused(tmp_path):
     """A participant whose study cell was blank was left out of the headcount and the exclusion
-    flow while their answers were analysed (20 in the flow, 40 analysed)."""
+    flow while their answers were analysed (20 in the flow, 40 analysed); read as the one named
+    study instead, another study's rows joined this study's people with the same ids. Refused."""
     tables = synthetic.synthetic_a(n_participants=40, seed=3)
-    whole = {name: df.assign(study="s1") for name, df in tables.items()}
     for name, df in tables.items():
         df.insert(0, "study", ["s1" if n % 2 else "" for n in range(len(df))])
         df.to_csv(tmp_path / f"{name}.csv", index=False)
-    read = frames.read_tables(tmp_path)
-    assert all(set(df["study"]) == {"s1"} for df in read.values())
-    r, expected = report.analyze(read, "A", bootstrap=0), report.analyze(whole, "A", bootstrap=0)
-    assert r["n"] == expected["n"] and r["n"]["participants"] == 40
-    assert r["exclusion_flow"] == expected["exclusion_flow"]
-    assert frames.notes_of(read) == [
-        f"{name}.csv: {(len(df) + 1) // 2} rows without a study read as study 's1', "
-        "the one study the files name."
-        for name, df in tables.items()
-    ]
-    # Beside two studies a blank cannot be told apart: refused, as before.
-    tables["participants"].loc[0, "study"] = "s2"
-    tables["participants"].to_csv(tmp_path / "participants.csv", index=False)
-    with pytest.raises(ValueError, match="without a study"):
+    with pytest.raises(
+        ValueError, match=r"participants.csv has 20 rows without a study beside rows of study 's1'"
+    ):
         frames.read_tables(tmp_path)
+    # Another study's answers joined in without their study: refused too, not joined by id.
+    for name, df in tables.items():
+        df["study"] = "s1"
+        df.to_csv(tmp_path / f"{name}.csv", index=False)
+    other = synthetic.synthetic_a(n_participants=10, seed=4)["judgements"].assign(study="")
+    pd.concat([tables["judgements"], other]).to_csv(tmp_path / "judgements.csv", index=False)
+    with pytest.raises(ValueError, match="judgements.csv has .* without a study"):
+        frames.read_tables(tmp_path)
+    tables["judgements"].to_csv(tmp_path / "judgements.csv", index=False)
+    assert set(frames.read_tables(tmp_path)["judgements"]["study"]) == {"s1"}

@@ -248,3 +248,37 @@ def test_many_arrivals_at_once_are_paired_two_by_two():
     running = [d for d in dialogues if d.status == Status.RUNNING]
     assert len(running) == count // 2
     assert all(d.pro_participant_id and d.con_participant_id for d in running)
+
+
+@pytest.mark.django_db
+def test_studies_running_before_the_notice_existed_keep_their_page():
+    """The migration that brought `tell_stand_in` writes it off for locked studies (their
+    participants so far saw no notice), and leaves drafts to the new default."""
+    import importlib
+
+    from django.apps import apps
+
+    from studies.models import Step, Study
+
+    migration = importlib.import_module("debates.migrations.0011_tell_stand_in_kept_off_where_running")
+    running, draft = humans_study(), humans_study()
+    Study.objects.filter(pk=running.pk).update(locked_at=timezone.now())
+    Study.objects.filter(pk=draft.pk).update(locked_at=None)
+    for study in (running, draft):
+        step = Step.objects.get(study=study, kind="persuasion_dialogue")
+        step.config.pop("tell_stand_in", None)
+        step.save()
+    migration.keep_running_studies_as_they_were(apps, None)
+    kept = Step.objects.get(study=running, kind="persuasion_dialogue").config
+    new = Step.objects.get(study=draft, kind="persuasion_dialogue").config
+    assert kept["tell_stand_in"] is False and "tell_stand_in" not in new
+    assert ps.design_of(draft) and registry_config(draft)["tell_stand_in"] is True
+
+
+def registry_config(study) -> dict:
+    from studies import registry
+    from studies.models import Step
+
+    return registry.get("persuasion_dialogue").config(
+        Step.objects.get(study=study, kind="persuasion_dialogue")
+    )

@@ -582,7 +582,9 @@ def test_replies_whose_end_is_lost_on_the_way_are_shown_whole_and_the_judge_gets
     missed A's end; for B's, nothing follows, and a reply showing as being written with
     nothing heard for a while (2 s here) makes the page ask. The snapshot brings the stored
     text."""
-    use_model("tps=200:tokens=30")
+    # A second before each reply's first token: the page's socket is open before A's reply
+    # ends (on a busy runner it had connected after it, and A's end, never sent, was not lost).
+    use_model("ttft=1000:tps=200:tokens=30")
     page = context.new_page()
     dropped, asked_again = [], []
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, replace
 
-ADMIN_PREFIX = "/admin/"
+from common.security import ADMIN_PREFIX
 
 
 @dataclass(frozen=True)

@@ -301,7 +301,6 @@ def read_tables(folder: str | Path, also=None) -> dict[str, pd.DataFrame]:
             tables[name] = typed(name, read_csv(path))
     if also is not None:
         tables.update(also(folder))
-    the_one_study(tables)
     if "participants" in tables:
         one_row_each(tables["participants"], "participants.csv")
     studies_agree(tables)
@@ -352,32 +351,6 @@ def _first_clash(listed: pd.DataFrame, twice: pd.Series, same_as) -> tuple[pd.Da
     return rows, [c for i, c in enumerate(rows.columns) if rows.iloc[:, i].astype(str).nunique() > 1]
 
 
-def the_one_study(tables: dict[str, pd.DataFrame]) -> None:
-    """Raise a ValueError when a table has rows without a study beside rows of one: the export
-    writes every row's study, so those rows were edited or joined in from elsewhere, and whose
-    they are cannot be told (participant ids start again in each study: read as this study's,
-    another study's answers joined this study's people with the same ids). A blank had made its
-    participant a subject of no study: left out of the headcount and the exclusion flow while
-    their answers were analysed (20 participants in the flow, 40 analysed). Beside two or more
-    studies `studies_agree` refuses them the same way; a table with no study at all is joined
-    by id alone (`uses_study`)."""
-    named = set().union(*(set(df["study"].dropna()) for df in tables.values() if "study" in df.columns))
-    if len(named) != 1:
-        return
-    for name, df in tables.items():
-        blank = df["study"].isna() if "study" in df.columns else None
-        if blank is None or not blank.any() or blank.all():
-            continue
-        key = "participant_id" if name == "participants" else None
-        if key in df.columns and df.loc[blank, key].isin(df.loc[~blank, key]).any():
-            continue  # the same participant with and without it: `one_row_each` says so, by name
-        raise ValueError(
-            f"{name}.csv has {_count(int(blank.sum()), 'row')} without a study beside rows of study "
-            f"{next(iter(named))!r}: the export writes every row's study, and whose these are cannot be "
-            "told (ids start again in each study). Fill in their study, or leave them out."
-        )
-
-
 def studies_agree(tables: Mapping[str, pd.DataFrame]) -> None:
     """Raise a ValueError when the tables of several studies cannot be joined by study: a table
     without `study` (or with rows without one) beside another that holds two or more studies,
@@ -387,7 +360,14 @@ def studies_agree(tables: Mapping[str, pd.DataFrame]) -> None:
     Tables of dialogues and LLM answers (no participant ids) are held to the same: a dialogue
     key repeats across studies too (two studies' LLM judgements merged without `study` were
     taken for reruns, half the answers dropped), and another study's file put beside this one's
-    was analysed as this study's."""
+    was analysed as this study's.
+
+    Beside one study, a table with some rows without a study is refused too (a table with none
+    at all is joined by id alone, `uses_study`): the export writes every row's study, and whose
+    those are cannot be told. Such a participant had been left out of the headcount and the
+    exclusion flow while their answers were analysed (20 in the flow, 40 analysed); read as the
+    one study, another study's rows joined this study's people with the same ids. (The same
+    participant listed with and without the study is named earlier, by `one_row_each`.)"""
     studies = {name: set(df["study"].dropna()) for name, df in tables.items() if "study" in df.columns}
     several = next((name for name, found in studies.items() if len(found) > 1), None)
     if several is not None:
@@ -406,6 +386,17 @@ def studies_agree(tables: Mapping[str, pd.DataFrame]) -> None:
                     f"({', '.join(sorted(studies[several])[:4])}): ids start again in each study, "
                     "so its rows cannot be told apart or joined to their participants. Merge the files "
                     "as exported, every row with its study, or analyse one study at a time."
+                )
+    named = set().union(*studies.values())
+    if len(named) == 1:
+        for name, df in tables.items():
+            blank = df["study"].isna() if "study" in df.columns else None
+            if blank is not None and blank.any() and not blank.all():
+                raise ValueError(
+                    f"{name}.csv has {_count(int(blank.sum()), 'row')} without a study beside rows of "
+                    f"study {next(iter(named))!r}: the export writes every row's study, and whose these "
+                    "are cannot be told (ids start again in each study). Fill in their study, or leave "
+                    "them out."
                 )
     listed = studies.get("participants")
     if listed is None:

@@ -11,11 +11,24 @@ die() { printf '\nFATAL: %s\n' "$*" >&2; exit 1; }
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else die "need root for: $*"; fi; }
 
+# Debian's package. Another apt or dpkg run (unattended upgrades, a second checkout
+# installing too) holds apt's locks for a while: wait for it (up to 10 minutes), not fail.
+apt_install() {
+  local tries=0
+  until as_root apt-get -o DPkg::Lock::Timeout=600 update -qq; do
+    tries=$((tries + 1))
+    [ "$tries" -lt 60 ] || die "apt-get update failed"
+    echo "apt-get update: waiting for apt's lock ($tries)"
+    sleep 10
+  done
+  DEBIAN_FRONTEND=noninteractive as_root apt-get -o DPkg::Lock::Timeout=600 install -y -qq "$1" >/dev/null \
+    || die "could not install $1"
+}
+
 ensure_chromium() {
   if ! command -v chromium >/dev/null; then
     say "installing Debian's chromium for the browser tests"
-    as_root apt-get update -qq || die "apt-get update failed"
-    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq chromium >/dev/null || die "could not install chromium"
+    apt_install chromium
   fi
   command -v chromium >/dev/null || die "chromium is missing"
 }
@@ -23,8 +36,7 @@ ensure_chromium() {
 ensure_nginx() {
   if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
     say "installing Debian's nginx for the scale-out tests (tests/deploy)"
-    as_root apt-get update -qq || die "apt-get update failed"
-    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq nginx >/dev/null || die "could not install nginx"
+    apt_install nginx
   fi
   command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || die "nginx is missing"
 }

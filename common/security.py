@@ -9,11 +9,15 @@ its view set one. X-Frame-Options comes from Django's XFrameOptionsMiddleware (D
 from __future__ import annotations
 
 import ipaddress
+from importlib import import_module
+from types import SimpleNamespace
 
 from django.conf import settings
 from django.contrib import admin
+from django.contrib.auth import get_user
 from django.core.exceptions import MiddlewareNotUsed
 from django.http import Http404, HttpRequest, HttpResponse
+from django.http.cookie import parse_cookie
 from django.shortcuts import render
 from django.urls import reverse
 
@@ -29,6 +33,30 @@ DEFAULT_CSP = (
 )
 ADMIN_PREFIX = "/admin/"
 API_PREFIX = "/api/"
+
+
+def app_path(scope) -> str:
+    """The path Django routes, from an ASGI scope: the scope's path without the script prefix
+    (uvicorn's --root-path, or FORCE_SCRIPT_NAME), taken off as Django's ASGIRequest takes it.
+    The layers in front of Django (config.limits, config.admission) compare this with
+    ADMIN_PREFIX and the login page: the scope's own path starts with the prefix."""
+    prefix = settings.FORCE_SCRIPT_NAME or scope.get("root_path") or ""
+    return scope["path"].removeprefix(prefix) if prefix else scope["path"]
+
+
+def session_key(scope) -> str | None:
+    """The session cookie's value in an ASGI scope's headers, or None."""
+    cookies = b"; ".join(value for name, value in scope["headers"] if name == b"cookie")
+    return parse_cookie(cookies.decode("latin-1")).get(settings.SESSION_COOKIE_NAME) or None
+
+
+def staff_signed_in(key: str) -> bool:
+    """Whether a session is an active staff member's, signed in (the session's password hash
+    still matching, as Django checks it on every request). Uses the database: call it on a
+    thread that may."""
+    store = import_module(settings.SESSION_ENGINE).SessionStore(key)
+    user = get_user(SimpleNamespace(session=store))
+    return bool(user.is_active and user.is_staff)
 
 
 class SecurityHeaders:

@@ -23,6 +23,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 
+from common.security import app_path
+
 OWN_THREAD = "rostrum.own_thread"  # scope key: serve this request off the shared thread
 
 
@@ -41,7 +43,7 @@ class HTTPConcurrencyLimit:
         if (
             scope["type"] == "http"
             and scope["method"].upper() == "POST"
-            and scope["path"] in self.password_paths
+            and app_path(scope) in self.password_paths
         ):
             if self._password_semaphore is None:
                 self._password_semaphore = asyncio.Semaphore(self.password_limit)

@@ -17,10 +17,12 @@ from django.conf import settings  # noqa: E402
 from django.core import signals  # noqa: E402
 from django.core.exceptions import RequestAborted  # noqa: E402
 from django.core.handlers.asgi import ASGIHandler, get_script_prefix  # noqa: E402
+from django.db import close_old_connections  # noqa: E402
 from django.http import FileResponse, HttpResponseBase  # noqa: E402
 from django.urls import reverse, set_script_prefix  # noqa: E402
 
 from common.downloads import pulled_in_thread  # noqa: E402
+from common.security import session_key, staff_signed_in  # noqa: E402
 from config.admission import OWN_THREAD, HTTPConcurrencyLimit  # noqa: E402
 from config.embedded import start_beat  # noqa: E402
 from config.limits import Limits, RequestLimits  # noqa: E402
@@ -110,6 +112,24 @@ class SharedThreadASGIHandler(ASGIHandler):
         return response
 
 
+def _staff_signed_in(key: str) -> bool:
+    try:
+        return staff_signed_in(key)
+    finally:
+        close_old_connections()  # the shared thread's connection back to the pool, as after a page
+
+
+_staff_signed_in_on_shared_thread = sync_to_async(_staff_signed_in, thread_sensitive=True)
+
+
+async def large_body_allowed(scope) -> bool:
+    """Whether an admin request may send a body above the public limit (config.limits): only
+    from a signed-in staff session. Asked only of such bodies (imports), so rarely; without a
+    session cookie, no database read at all."""
+    key = session_key(scope)
+    return key is not None and await _staff_signed_in_on_shared_thread(key)
+
+
 class RegisterLoop:
     """Tell the streamed turns which loop serves this process (see debates.streaming), and in
     the embedded default start the periodic tasks there (see config.embedded)."""
@@ -149,6 +169,7 @@ application = RegisterLoop(
                     password_limit=settings.PASSWORD_CHECK_CONCURRENCY,
                 ),
                 Limits.from_settings(),
+                large_body_allowed=large_body_allowed,
             ),
             "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
         }

@@ -12,14 +12,26 @@ More than `HTTP_MAX_HEADERS` header lines, or more than `HTTP_MAX_HEADER_BYTES` 
 request target, are refused with 431 or 414 (config.protocol refuses them earlier still, while
 they arrive, when uvicorn runs with it). The body then goes on to the application as one
 message. Every refusal closes the connection: what the client still sends is not read.
+
+A body above the public limit to an admin page is read on only once the request's session
+is a signed-in staff member's (`large_body_allowed`, checked once, when the body is announced
+or found to be that large): an anonymous client gets the public limit on every path.
+Bodies held at once by the process, all requests together, are capped too
+(`HTTP_MAX_BODY_BYTES_HELD`): past it, a body larger than `SMALL_BODY_BYTES` (no
+participant's page of answers in ordinary use) is refused with 503 and Retry-After, so many
+slow uploads cannot fill the server's memory; a staff member's import is never refused for it.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
-from common.security import ADMIN_PREFIX
+from common.security import ADMIN_PREFIX, app_path
+
+SMALL_BODY_BYTES = 64 * 1024  # never refused for the bytes other requests hold
+BUSY_RETRY_AFTER_S = 30
 
 
 @dataclass(frozen=True)
@@ -29,6 +41,7 @@ class Limits:
     max_body_bytes: int
     body_timeout_s: float
     max_public_body_bytes: int | None = None  # paths outside the admin; None: max_body_bytes
+    max_bytes_held: int | None = None  # bodies held at once by the process; None: no cap
 
     @classmethod
     def from_settings(cls) -> Limits:
@@ -40,6 +53,7 @@ class Limits:
             max_body_bytes=settings.HTTP_MAX_BODY_BYTES,
             body_timeout_s=settings.HTTP_BODY_TIMEOUT_S,
             max_public_body_bytes=settings.HTTP_MAX_PUBLIC_BODY_BYTES,
+            max_bytes_held=settings.HTTP_MAX_BODY_BYTES_HELD,
         )
 
     def public(self) -> Limits:
@@ -50,41 +64,132 @@ class Limits:
 
 
 class BodyTooLarge(Exception):
+    def __init__(self, limits: Limits, public: bool) -> None:
+        super().__init__()
+        self.limits = limits
+        self.public = public
+
+
+class ServerBusy(Exception):
     pass
 
 
 class RequestLimits:
-    """ASGI middleware: refuse what is too large or too slow, then replay the body."""
+    """ASGI middleware: refuse what is too large or too slow, then replay the body.
 
-    def __init__(self, app, limits: Limits) -> None:
+    `large_body_allowed(scope)` says whether an admin request may send more than the public
+    limit (in the server: a signed-in staff session, common.security.staff_signed_in); None
+    lets every admin request send up to the full limit."""
+
+    def __init__(
+        self, app, limits: Limits, *, large_body_allowed: Callable[[dict], Awaitable[bool]] | None = None
+    ) -> None:
         self.app = app
         self.admin_limits = limits
         self.public_limits = limits.public()
+        self.large_body_allowed = large_body_allowed
+        self.held = 0  # bytes of request bodies this process holds now (one event loop: no lock)
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limits = self.admin_limits if scope["path"].startswith(ADMIN_PREFIX) else self.public_limits
-        refusal = head_refusal(scope, limits)
+        admin = app_path(scope).startswith(ADMIN_PREFIX)
+        refusal = head_refusal(scope, self.admin_limits if admin else self.public_limits)
         if refusal is not None:
             await refuse(send, *refusal)
             return
         if not has_body(scope):  # the server holds the whole (empty) request already
             await self.app(scope, receive, send)
             return
+        body = BodyRead(self, scope, admin)
         try:
-            async with asyncio.timeout(limits.body_timeout_s):
-                body = await read_body(receive, limits.max_body_bytes)
+            async with asyncio.timeout(self.admin_limits.body_timeout_s):
+                data = await body.read(receive)
+            if data is None:  # the client went away
+                return
+            await self.app(scope, replay(data, receive), send)
         except TimeoutError:
+            if body.finished:
+                raise
             await refuse(send, 408, "Request Timeout: the request body did not arrive in time.")
-            return
-        except BodyTooLarge:
-            await refuse(send, 413, too_large(limits))
-            return
-        if body is None:  # the client went away
-            return
-        await self.app(scope, replay(body, receive), send)
+        except BodyTooLarge as refused:
+            await refuse(send, 413, too_large(refused.limits, signed_out=refused.public and admin))
+        except ServerBusy:
+            await refuse(
+                send,
+                503,
+                "Service Unavailable: this server is receiving too much data at once. Try again in a minute.",
+                retry_after=BUSY_RETRY_AFTER_S,
+            )
+        finally:
+            self.held -= body.size
+
+
+class BodyRead:
+    """One request's body as it arrives, within its limits and the process's bytes held."""
+
+    def __init__(self, limits: RequestLimits, scope, admin: bool) -> None:
+        self.owner = limits
+        self.scope = scope
+        self.limit = limits.public_limits.max_body_bytes
+        # Whether the body may grow past the public limit, once the session is checked.
+        self.may_grow = admin and limits.admin_limits.max_body_bytes > self.limit
+        self.staff = False
+        self.size = 0  # bytes read and counted in the owner's `held`
+        self.finished = False
+
+    async def read(self, receive) -> bytes | None:
+        """The whole body, or None when the client disconnects first."""
+        announced = announced_length(self.scope)
+        if announced is not None and announced > self.limit:
+            await self.grow()
+        chunks: list[bytes] = []
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            chunk = message.get("body", b"")
+            if self.size + len(chunk) > self.limit:
+                await self.grow()
+            self.take(len(chunk))
+            if chunk:
+                chunks.append(chunk)
+            if not message.get("more_body", False):
+                self.finished = True
+                return b"".join(chunks)
+
+    async def grow(self) -> None:
+        """Past the public limit: the admin's limit for a staff session, else refused."""
+        owner = self.owner
+        if self.may_grow:
+            self.may_grow = False  # one check a request
+            allowed = owner.large_body_allowed
+            self.staff = allowed is None or await allowed(self.scope)
+            if self.staff:
+                self.limit = owner.admin_limits.max_body_bytes
+                return
+        raise BodyTooLarge(owner.admin_limits if self.staff else owner.public_limits, public=not self.staff)
+
+    def take(self, size: int) -> None:
+        owner = self.owner
+        cap = owner.admin_limits.max_bytes_held
+        if (
+            cap is not None
+            and not self.staff
+            and self.size + size > SMALL_BODY_BYTES
+            and owner.held + size > cap
+        ):
+            raise ServerBusy
+        self.size += size
+        owner.held += size
+
+
+def announced_length(scope) -> int | None:
+    for name, value in scope["headers"]:
+        if name == b"content-length" and value.strip().isdigit():
+            return int(value)
+    return None
 
 
 def head_refusal(scope, limits: Limits) -> tuple[int, str] | None:
@@ -108,10 +213,16 @@ def head_refusal(scope, limits: Limits) -> tuple[int, str] | None:
     return None
 
 
-def too_large(limits: Limits) -> str:
+def too_large(limits: Limits, *, signed_out: bool = False) -> str:
     """The 413's text: what a researcher who chose too large a file to import reads."""
     size = limits.max_body_bytes
     shown = f"{size / 1024 / 1024:g} MB" if size >= 1024 * 1024 else f"{size} bytes"
+    if signed_out:
+        return (
+            f"Content Too Large: the request is over this server's limit of {shown} for requests "
+            "that do not come from a signed-in staff account (HTTP_MAX_PUBLIC_BODY_BYTES). "
+            "Sign in to the admin again, then send the file."
+        )
     return (
         f"Content Too Large: the request is over this server's limit of {shown} (HTTP_MAX_BODY_BYTES). "
         "Go back and send a smaller file."
@@ -145,24 +256,6 @@ def has_body(scope) -> bool:
     return False
 
 
-async def read_body(receive, max_bytes: int) -> bytes | None:
-    """The whole body, or None when the client disconnects first."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return None
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > max_bytes:
-            raise BodyTooLarge
-        if chunk:
-            chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
-
-
 def replay(body: bytes, receive):
     """A receive() that hands the body over once, then waits on the client (a disconnect)."""
     pending = True
@@ -177,12 +270,14 @@ def replay(body: bytes, receive):
     return receive_replayed
 
 
-async def refuse(send, status: int, text: str) -> None:
+async def refuse(send, status: int, text: str, *, retry_after: int | None = None) -> None:
     body = text.encode()
     headers = [
         (b"content-type", b"text/plain; charset=utf-8"),
         (b"content-length", str(len(body)).encode()),
         (b"connection", b"close"),
     ]
+    if retry_after is not None:
+        headers.append((b"retry-after", str(retry_after).encode()))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

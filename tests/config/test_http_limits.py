@@ -7,11 +7,14 @@ trickled body or head must time out, and what is too large is refused early."""
 from __future__ import annotations
 
 import re
+import select
 import socket
+import time
 import urllib.parse
 from collections.abc import Iterator
 from contextlib import ExitStack
 
+import httpx
 import pytest
 
 from tests.support.cast import PASSWORD, experimenter_user
@@ -94,6 +97,75 @@ def stalled_post(base: str, path: str, length: int, *headers: str) -> socket.soc
     sock = connect(base)
     sock.sendall(head("POST", path, f"Content-Length: {length}", *headers) + b"x" * 10)
     return sock
+
+
+@pytest.fixture(scope="module")
+def split_server(django_db_setup) -> Iterator[str]:
+    """The admin's limit (1.5 MB) above the public one (300 KB), and a process that holds at
+    most 1 MiB of bodies at once."""
+    settings = {**SMALL, "HTTP_MAX_BODY_BYTES": "1500000", "HTTP_MAX_PUBLIC_BODY_BYTES": "300000"}
+    with asgi_server(HTTP_BODY_TIMEOUT_SECONDS="60", HTTP_MAX_BODY_BYTES_HELD="1048576", **settings) as base:
+        yield base
+
+
+def signed_in(base: str) -> str:
+    """The Cookie header of an experimenter signed in to the admin."""
+    experimenter_user()
+    with httpx.Client(base_url=base, timeout=20) as client:
+        page = client.get("/admin/login/").text
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+        fields = {"csrfmiddlewaretoken": token, "username": "experimenter", "password": PASSWORD}
+        assert client.post("/admin/login/?next=/admin/", data=fields).status_code == 302
+        return "Cookie: " + "; ".join(f"{name}={value}" for name, value in client.cookies.items())
+
+
+def post_body(base: str, path: str, size: int, *headers: str) -> tuple[int, dict[str, str], bytes]:
+    with connect(base) as sock:
+        send_all(sock, head("POST", path, f"Content-Length: {size}", *headers) + b"x" * size)
+        return read_response(sock)
+
+
+class TestLargeBodies:
+    def test_only_a_signed_in_staff_session_sends_the_admin_a_large_body(self, split_server):
+        # Anyone: refused by Content-Length, before the body is sent, and told to sign in.
+        with stalled_post(split_server, "/admin/debates/import/", 400_000) as sock:
+            status, _, text = read_response(sock)
+        assert status == 413 and b"Sign in to the admin again" in text
+        # A made-up session is no better.
+        made_up = "Cookie: sessionid=" + "s" * 32
+        status, _, _ = post_body(split_server, "/admin/debates/import/", 400_000, made_up)
+        assert status == 413
+        # A signed-in experimenter's body is read whole: Django answers (the CSRF check, as
+        # the body is no form), where anyone else got 413.
+        cookies = signed_in(split_server)
+        status, _, _ = post_body(split_server, "/admin/debates/import/", 400_000, cookies)
+        assert status == 403
+        # The admin's own limit still holds for staff.
+        status, _, text = post_body(split_server, "/admin/debates/import/", 1_600_000, cookies)
+        assert status == 413 and b"limit of" in text and b"Sign in" not in text
+
+    def test_uploads_that_stall_cannot_fill_the_memory_but_pages_are_served(self, split_server):
+        """Four anonymous bodies of 290 KB stalled a byte short of their end would hold
+        1.16 MB: past the process's 1 MiB, the body that would pass it is refused with 503,
+        while a participant-sized post and a staff member's import are served."""
+        cookies = signed_in(split_server)
+        with ExitStack() as stack:
+            stalled = []
+            for _ in range(4):
+                sock = stack.enter_context(connect(split_server))
+                send_all(sock, head("POST", "/no/such/page", "Content-Length: 290000") + b"x" * 289_999)
+                stalled.append(sock)
+            refused = []
+            deadline = time.monotonic() + 10
+            while not refused and time.monotonic() < deadline:
+                readable, _, _ = select.select(stalled, [], [], 0.2)
+                for sock in readable:
+                    status, headers, _ = read_response(sock)
+                    refused.append((status, headers.get("retry-after")))
+            assert refused and all(answer == (503, "30") for answer in refused), refused
+            assert post_body(split_server, "/admin/login/", 2000)[0] == 403  # read, then CSRF
+            assert post_body(split_server, "/admin/debates/import/", 400_000, cookies)[0] == 403
+            assert get(split_server, "/healthz")[0] == 200
 
 
 class TestSlowClients:

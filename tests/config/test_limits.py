@@ -4,8 +4,9 @@ what reaches the application, and what is refused before it."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
-from config.limits import Limits, RequestLimits, too_large
+from config.limits import SMALL_BODY_BYTES, Limits, RequestLimits, too_large
 
 LIMITS = Limits(max_headers=10, max_header_bytes=2048, max_body_bytes=1000, body_timeout_s=0.05)
 CHUNKED = [(b"transfer-encoding", b"chunked")]
@@ -33,6 +34,8 @@ def serve(
     wait_forever=False,
     path: str = "/",
     limits: Limits = LIMITS,
+    large_body_allowed=None,
+    root_path: str = "",
 ):
     """Run one request through RequestLimits; returns (status, application, messages not read)."""
     app = app or Application()
@@ -49,8 +52,17 @@ def serve(
     async def send(message):
         sent.append(message)
 
-    scope = {"type": "http", "method": "POST", "path": path, "raw_path": path.encode(), "query_string": b""}
-    asyncio.run(RequestLimits(app, limits)({**scope, "headers": list(headers)}, receive, send))
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": root_path,
+    }
+    middleware = RequestLimits(app, limits, large_body_allowed=large_body_allowed)
+    asyncio.run(middleware({**scope, "headers": list(headers)}, receive, send))
+    assert middleware.held == 0  # whatever happened, the bytes held are given back
     return sent[0]["status"], app, pending
 
 
@@ -72,8 +84,7 @@ def test_a_chunked_body_past_the_limit_is_refused_before_the_rest_is_read():
 def test_outside_the_admin_bodies_have_the_smaller_limit():
     """Only the admin's imports send large files: anywhere else an anonymous client's body,
     held in memory while it arrives, may be a fifth as large."""
-    limits = Limits(max_headers=10, max_header_bytes=2048, max_body_bytes=1000, body_timeout_s=0.05)
-    limits = Limits(**{**limits.__dict__, "max_public_body_bytes": 400})
+    limits = replace(LIMITS, max_public_body_bytes=400)
     for path in ("/", "/p/token/", "/s/study/", "/prolific/webhook/", "/api/v1/studies/"):
         status, app, unread = serve(
             [body(b"x" * 300, more=True), body(b"x" * 300), body(b"")], path=path, limits=limits
@@ -86,6 +97,134 @@ def test_outside_the_admin_bodies_have_the_smaller_limit():
     )
     assert (status, app.calls) == (200, 1)
     assert "limit of 400 bytes" in too_large(limits.public())
+
+
+class SessionCheck:
+    """large_body_allowed: records the requests it was asked about."""
+
+    def __init__(self, answer: bool) -> None:
+        self.answer = answer
+        self.asked: list[str] = []
+
+    async def __call__(self, scope) -> bool:
+        self.asked.append(scope["path"])
+        return self.answer
+
+
+def test_the_admin_takes_a_large_body_only_from_a_staff_session():
+    """The admin's larger limit was decided by the path alone, so anyone could send 10 MiB
+    there: now only a request whose session the check accepts reads past the public limit,
+    and the check is asked once, only of such bodies."""
+    limits = replace(LIMITS, max_public_body_bytes=400)
+    pieces = [body(b"x" * 300, more=True), body(b"x" * 300, more=True), body(b"x" * 300)]
+    path = "/admin/studies/import/"
+
+    staff = SessionCheck(True)
+    status, app, _ = serve(pieces, path=path, limits=limits, large_body_allowed=staff)
+    assert (status, app.calls, app.messages[0]["body"], staff.asked) == (200, 1, b"x" * 900, [path])
+
+    anonymous = SessionCheck(False)
+    status, app, unread = serve(pieces, path=path, limits=limits, large_body_allowed=anonymous)
+    assert (status, app.calls, len(unread), anonymous.asked) == (413, 0, 1, [path])
+
+    # Announced by Content-Length: asked before a byte is read; refused unread.
+    announced = [(b"content-length", b"900")]
+    asked = SessionCheck(False)
+    status, app, unread = serve(pieces, headers=announced, path=path, limits=limits, large_body_allowed=asked)
+    assert (status, app.calls, len(unread), asked.asked) == (413, 0, 3, [path])
+
+    # Past the admin's own limit, staff too are refused; a small body never asks.
+    staff = SessionCheck(True)
+    too_much = [body(b"x" * 600, more=True), body(b"x" * 600)]
+    assert serve(too_much, path=path, limits=limits, large_body_allowed=staff)[0] == 413
+    small = SessionCheck(True)
+    assert serve([body(b"x" * 300)], path=path, limits=limits, large_body_allowed=small)[0] == 200
+    assert small.asked == []
+    # Outside the admin a staff session changes nothing.
+    staff = SessionCheck(True)
+    assert serve(pieces, path="/api/v1/studies/", limits=limits, large_body_allowed=staff)[0] == 413
+    assert staff.asked == []
+
+
+def test_the_refusal_of_a_signed_out_admin_upload_says_to_sign_in():
+    limits = replace(LIMITS, max_public_body_bytes=400)
+    assert too_large(limits.public(), signed_out=True) == (
+        "Content Too Large: the request is over this server's limit of 400 bytes for requests that do "
+        "not come from a signed-in staff account (HTTP_MAX_PUBLIC_BODY_BYTES). "
+        "Sign in to the admin again, then send the file."
+    )
+
+
+def test_paths_are_compared_without_the_servers_root_path():
+    """Behind a proxy that mounts Rostrum under a prefix (uvicorn --root-path), the scope's
+    path starts with that prefix: the admin's pages were taken for public ones (and the
+    login lane matched no path)."""
+    limits = replace(LIMITS, max_public_body_bytes=400)
+    pieces = [body(b"x" * 300, more=True), body(b"x" * 300)]
+    status, _, _ = serve(pieces, path="/study/admin/studies/import/", root_path="/study", limits=limits)
+    assert status == 200
+    status, _, _ = serve(pieces, path="/study/p/token/", root_path="/study", limits=limits)
+    assert status == 413
+
+
+def test_bodies_held_at_once_are_capped_but_small_and_staff_bodies_pass():
+    """Many anonymous uploads at once filled the process's memory, 2 MiB each: past the cap,
+    a body larger than SMALL_BODY_BYTES is refused with 503 and Retry-After. A participant's
+    page of answers (small) and a staff member's import are not."""
+    big = SMALL_BODY_BYTES + 1000
+    limits = Limits(
+        max_headers=10,
+        max_header_bytes=2048,
+        max_body_bytes=10 * big,
+        body_timeout_s=5,
+        max_public_body_bytes=2 * big,
+        max_bytes_held=2 * big,
+    )
+
+    async def scenario():
+        app = Application()
+        middleware = RequestLimits(app, limits, large_body_allowed=SessionCheck(True))
+        release = asyncio.Event()
+        statuses: dict[str, int] = {}
+
+        async def request(name, path, pieces, stall=False):
+            sent: list[dict] = []
+            queue = list(pieces)
+
+            async def receive():
+                if queue:
+                    return queue.pop(0)
+                if stall:
+                    await release.wait()
+                return {"type": "http.disconnect"}
+
+            scope = {"type": "http", "method": "POST", "path": path, "raw_path": path.encode()}
+            await middleware({**scope, "query_string": b"", "headers": CHUNKED}, receive, send_to(sent))
+            statuses[name] = sent[0]["status"] if sent else None
+            if sent and sent[0]["status"] == 503:
+                assert (b"retry-after", b"30") in sent[0]["headers"]
+
+        def send_to(sent):
+            async def send(message):
+                sent.append(message)
+
+            return send
+
+        # Two anonymous uploads stall one byte short of their end: the process holds 2 * big - 2.
+        short = [body(b"x" * (big - 1), more=True)]
+        stalled = [asyncio.create_task(request(f"stalled-{n}", "/p/token/", short, True)) for n in range(2)]
+        await asyncio.sleep(0.01)
+        assert middleware.held == 2 * (big - 1)
+        await request("third", "/p/token/", [body(b"x" * big)])
+        await request("participant", "/p/token/", [body(b"x" * 2000)])
+        await request("staff", "/admin/import/", [body(b"x" * (3 * big), more=True), body(b"")])
+        release.set()
+        await asyncio.gather(*stalled)
+        assert middleware.held == 0
+        return statuses
+
+    statuses = asyncio.run(scenario())
+    assert statuses == {"third": 503, "participant": 200, "staff": 200, "stalled-0": None, "stalled-1": None}
 
 
 def test_a_body_announced_too_large_is_refused_without_reading_it():

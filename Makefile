@@ -1,4 +1,5 @@
-# Rostrum: `make demo` runs the embedded default; `make test` runs the whole suite.
+# Rostrum: `make demo` runs the embedded default (scripts/demo.sh); `make test` runs the whole
+# suite (scripts/test.sh).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -7,29 +8,14 @@ PORT   ?= 8000
 
 .PHONY: demo test test-fast install install-dev lint messages bench-arrivals bench-live bench-analysis bench-faults bench-persuasion cluster clean
 
-$(BIN)/python:
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Rostrum needs Python 3.11 or newer: $(PYTHON) is " + sys.version.split()[0] + "; run make PYTHON=python3.11 ...")'
-	$(PYTHON) -m venv $(VENV) || { echo "could not make a virtual environment: on Debian/Ubuntu, apt-get install python3-venv"; exit 1; }
-	$(BIN)/python -m pip install --quiet --upgrade pip
+# The two commands of the README are scripts (no make needed): these targets call them.
+install:
+	PYTHON=$(PYTHON) bash scripts/install.sh runtime
+install-dev:
+	PYTHON=$(PYTHON) bash scripts/install.sh dev
 
-$(VENV)/.runtime: requirements.txt | $(BIN)/python
-	$(BIN)/pip install --quiet -r requirements.txt
-	touch $@
-
-$(VENV)/.dev: requirements.txt requirements-dev.txt | $(BIN)/python
-	$(BIN)/pip install --quiet -r requirements-dev.txt
-	touch $(VENV)/.runtime $@
-
-install: $(VENV)/.runtime
-install-dev: $(VENV)/.dev
-
-demo: install
-	mkdir -p var
-	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py load_demo --admin --base-url http://$(HOST):$(PORT)
-	@echo "\nStarting the ASGI server on http://$(HOST):$(PORT)/ (Ctrl-C stops it)"
-	$(BIN)/uvicorn config.asgi:application --host $(HOST) --port $(PORT) --no-access-log --lifespan off \
-		--http config.protocol:LimitedHttpTools --ws-max-size 262144
+demo:
+	PYTHON=$(PYTHON) HOST=$(HOST) PORT=$(PORT) bash scripts/demo.sh
 
 # Scale-out on one machine: 2 ASGI servers behind nginx, 2 Celery workers, beat, on your
 # PostgreSQL and Redis (DATABASE_URL, REDIS_URL; the database is migrated, the demo loaded).
@@ -40,8 +26,8 @@ cluster: install
 	$(BIN)/python -m devtools.cluster --database-url $(CLUSTER_DATABASE_URL) --redis-url $(CLUSTER_REDIS_URL) \
 		--port $(CLUSTER_PORT) --demo
 
-test: install-dev
-	bash scripts/test.sh
+test:
+	PYTHON=$(PYTHON) bash scripts/test.sh
 
 # The inner loop: lint, the import contracts, and the SQLite suite without the browser and
 # the many-thread tests (under a minute). `make test` stays the whole suite.

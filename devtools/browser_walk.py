@@ -12,7 +12,7 @@ a few turns until it ends. Two walkers started together on a study of human pair
 waiting room. Prints, per study, the code it left with, the pages it saw and any problem: a
 browser console error, a page wider than the screen, a form shown again with an error, a
 page with nothing to press. Exits 1 when a study was not completed. Needs Debian's chromium
-(`make test` installs it) and the development requirements.
+(`bash scripts/test.sh` installs it) and the development requirements.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: lint, the embedded default (SQLite, in-memory layers), then the
-# production path (PostgreSQL, Redis, Celery worker, browser). Installs and starts what a
-# clean machine lacks; fails loudly when something cannot be provided.
+# production path (PostgreSQL, Redis, Celery worker, browser). Installs (the virtual
+# environment, Debian's chromium and nginx) and starts (PostgreSQL, Redis) what a clean
+# machine lacks; fails loudly when something cannot be provided. No make needed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=.venv/bin
@@ -64,7 +65,7 @@ ensure_redis() {
   (exec 3<>/dev/tcp/127.0.0.1/6379) 2>/dev/null || die "Redis is not accepting connections on 127.0.0.1:6379"
 }
 
-[ -x "$BIN/pytest" ] || die "the virtual environment is missing: run 'make test'"
+bash scripts/install.sh dev
 ensure_chromium
 ensure_nginx
 ensure_postgres

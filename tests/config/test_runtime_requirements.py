@@ -1,4 +1,4 @@
-"""`make demo` installs requirements.txt only (the dev pins come with `make test`): every
+"""The demo (scripts/demo.sh) installs requirements.txt only (the dev pins come with scripts/test.sh): every
 third-party package the application imports must be pinned there, or the README's first
 command fails on a clean machine while the suite, with the dev pins, stays green."""
 

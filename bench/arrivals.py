@@ -225,6 +225,7 @@ class Server:
             "config.protocol:LimitedHttpTools",
             "--ws-max-size",
             "262144",
+            "--no-server-header",
         ]
         self.env = env
         self.process: subprocess.Popen | None = None

@@ -42,6 +42,7 @@ SERVER_OPTIONS = [
     "config.protocol:LimitedHttpTools",
     "--ws-max-size",
     "262144",
+    "--no-server-header",
     "--proxy-headers",
     "--no-access-log",
 ]
@@ -314,6 +315,7 @@ http {{
     fastcgi_temp_path {temp}/fastcgi;
     uwsgi_temp_path {temp}/uwsgi;
     scgi_temp_path {temp}/scgi;
+    server_tokens off;  # "Server: nginx", no version
 
     # A websocket upgrade passes through; other requests keep the upstream connection alive.
     map $http_upgrade $connection_upgrade {{

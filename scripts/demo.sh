@@ -15,4 +15,4 @@ $BIN/python manage.py migrate --noinput
 $BIN/python manage.py load_demo --admin --base-url "http://$HOST:$PORT"
 printf '\nStarting the ASGI server on http://%s:%s/ (Ctrl-C stops it)\n' "$HOST" "$PORT"
 exec $BIN/uvicorn config.asgi:application --host "$HOST" --port "$PORT" --no-access-log --lifespan off \
-  --http config.protocol:LimitedHttpTools --ws-max-size 262144
+  --http config.protocol:LimitedHttpTools --ws-max-size 262144 --no-server-header

@@ -284,3 +284,10 @@ class TestSizes:
             "Cookie: csrftoken=" + "c" * 32 + "; sessionid=" + "s" * 32,
         )
         assert (status, body) == (200, b"ok")
+
+    def test_the_server_does_not_name_itself(self, server):
+        """uvicorn sent `server: uvicorn` on every response (production starts it with
+        --no-server-header, as these servers are)."""
+        status, headers, _ = get(server, "/healthz")
+        assert status == 200 and "server" not in headers
+

@@ -34,7 +34,13 @@ LIVE_ENV = {
 
 
 # As the Makefile and docker/Dockerfile start it: httptools with limits on the request head.
-SERVER_OPTIONS = ["--http", "config.protocol:LimitedHttpTools", "--ws-max-size", "262144"]
+SERVER_OPTIONS = [
+    "--http",
+    "config.protocol:LimitedHttpTools",
+    "--ws-max-size",
+    "262144",
+    "--no-server-header",
+]
 
 
 def free_port() -> int:

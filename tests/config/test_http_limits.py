@@ -290,4 +290,3 @@ class TestSizes:
         --no-server-header, as these servers are)."""
         status, headers, _ = get(server, "/healthz")
         assert status == 200 and "server" not in headers
-

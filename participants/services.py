@@ -511,11 +511,22 @@ def participant_mark_returned(*, participant: Participant) -> None:
 
 
 def release_expired_leases(*, now: datetime | None = None) -> int:
-    """Mark participants past their time limit as timed out; their places reopen."""
+    """Mark participants past their time limit as timed out; their places reopen.
+
+    Not one whose short idle lease (a place taken by a page, not answered on since) ran out
+    within the study's time limit: that place stops counting all the same (its lease is
+    over: someone else may take it), but a participant still reading a long story was shown
+    as timed out on the overview, in the exports and the API, from the fifth minute on the
+    story page (the researcher walk). They stay active; their next request keeps the place
+    if it is still free (`participant_resume`), and the time limit's end times them out."""
     now = now or timezone.now()
-    return Participant.objects.filter(status=Status.ACTIVE, is_preview=False, expires_at__lte=now).update(
-        status=Status.TIMED_OUT, finished_at=now
-    )
+    expired = Participant.objects.filter(status=Status.ACTIVE, is_preview=False, expires_at__lte=now)
+    reading = [
+        p.pk
+        for p in expired.filter(place_idle=True).select_related("study")
+        if p.started_at + timedelta(minutes=lease_minutes(p.study)) > now
+    ]
+    return expired.exclude(pk__in=reading).update(status=Status.TIMED_OUT, finished_at=now)
 
 
 # --- Answers and checks ------------------------------------------------------------------

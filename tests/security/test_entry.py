@@ -19,7 +19,7 @@ from common.limits import client_address
 from debates.demo import loader
 from debates.dialogues.services import dialogue_fill
 from debates.models import DialogueAssignment
-from participants import flags
+from participants import flags, services
 from participants.models import Participant
 from tests.support.cast import Walker, entry_url
 from tests.support.studies import QUESTIONNAIRE_STEPS, STUDY_ID, build_study
@@ -200,6 +200,36 @@ def test_an_idle_place_comes_free_after_its_short_lease(settings):
     later = idle.placed_at + timedelta(minutes=settings.PLACE_IDLE_MINUTES, seconds=1)
     assert dialogue_fill(study, idle.placed_at + timedelta(seconds=1))[slot] == 1
     assert dialogue_fill(study, later)[slot] == 0  # no longer counted: someone else may take it
+
+
+def test_a_participant_reading_past_the_idle_lease_is_not_timed_out_but_the_place_comes_free(settings):
+    """The researcher walk: a participant five minutes into a long story was marked timed out
+    (overview, exports, API) though well within the study's time limit. The place stops
+    counting all the same; the status does not change until the time limit's end."""
+    study = loader.mystery_study(target_per_item=1)
+    reader, _ = at_story(study, from_address(address()))
+    p = Participant.objects.get(prolific_pid=reader.pid)
+    slot = DialogueAssignment.objects.get(participant=p).study_dialogue_id
+    later = p.placed_at + timedelta(minutes=settings.PLACE_IDLE_MINUTES, seconds=1)
+    assert services.release_expired_leases(now=later) == 0
+    p.refresh_from_db()
+    assert p.status == Participant.Status.ACTIVE and p.finished_at is None
+    assert dialogue_fill(study, later)[slot] == 0  # someone else may take it meanwhile
+    # Still reading at the end of the time limit: timed out then, as anyone.
+    end = p.started_at + timedelta(minutes=study.effective_time_limit_minutes, seconds=1)
+    assert services.release_expired_leases(now=end) == 1
+    p.refresh_from_db()
+    assert p.status == Participant.Status.TIMED_OUT
+
+
+def test_a_reader_back_after_the_idle_lease_keeps_a_place_still_free(settings, roomy_study):
+    w, _ = at_story(roomy_study, from_address(address()))
+    Participant.objects.filter(prolific_pid=w.pid).update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert services.release_expired_leases() == 0
+    w.submit()  # "I have read the story", minutes late: the place was still free
+    p = Participant.objects.get(prolific_pid=w.pid)
+    assert p.is_active and not p.place_idle
+    assert p.expires_at == p.started_at + timedelta(minutes=roomy_study.effective_time_limit_minutes)
 
 
 def test_an_idle_participant_back_after_the_lease_gets_the_short_lease_again(settings, roomy_study):

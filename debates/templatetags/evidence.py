@@ -15,6 +15,7 @@ import re
 from django import template
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext
 
 register = template.Library()
 
@@ -35,15 +36,18 @@ def evidence_texts(evidence) -> dict[int, str]:
 
 def _unit(number: int, text: str, ident: str) -> str:
     return format_html(
-        '<button type="button" class="cite" popovertarget="{id}" aria-label="Evidence E{n}">E{n}</button>'
+        '<button type="button" class="cite" popovertarget="{id}" aria-label="{label}">E{n}</button>'
         '<span class="cite-pop" id="{id}" popover role="note">'
         '<span class="evidence-tag">E{n}</span> {text} '
         '<button type="button" class="cite-close" popovertarget="{id}" popovertargetaction="hide">'
-        "Close</button>"
+        "{close}</button>"
         "</span>",
         id=ident,
         n=number,
         text=text,
+        # In the participant's language (the German page said "Evidence E4" and "Close").
+        label=gettext("Evidence E%(number)s") % {"number": number},
+        close=gettext("Close"),
     )
 
 

@@ -29,6 +29,7 @@
   }
   var chat = document.getElementById("chat");
   var statusLine = document.getElementById("live-status");
+  var focusBack = false; // the keyboard was moved from the hidden question box to the status
   var composer = document.getElementById("composer");
   var question = document.getElementById("question");
   var sendButton = document.getElementById("send");
@@ -154,6 +155,12 @@
   function refresh() {
     var busy = writing();
     var judgeTurn = connected && !busy && !waiting && state.next === "J" && !failed();
+    if (!judgeTurn && !composer.hidden && composer.contains(document.activeElement)) {
+      // The box the keyboard is in is about to hide: keep its place on the status line (read
+      // out, as a status), and come back to the question box on the next turn.
+      statusLine.focus({ preventScroll: true });
+      focusBack = true;
+    }
     composer.hidden = !judgeTurn;
     sendButton.disabled = passButton.disabled = !judgeTurn;
     retryBox.hidden = !failed() || !connected;
@@ -162,6 +169,8 @@
     if (judgeTurn && !wasJudgeTurn) {
       // On a phone the question box can be far below: bring it into view when it opens.
       composer.scrollIntoView({ block: "nearest", behavior: "smooth" });
+      if (focusBack && document.activeElement === statusLine) question.focus({ preventScroll: true });
+      focusBack = false;
     }
     wasJudgeTurn = judgeTurn;
     var text;
@@ -175,7 +184,9 @@
     else if (state.next === "J") text = say("your_turn", "Your turn: ask a question, or pass.");
     else if (state.next) text = say("about_to_reply", "%(name)s is about to reply…", { name: names[state.next] });
     else text = "";
-    statusLine.textContent = text;
+    // Refreshed on every streamed fragment: rewritten only when it changes, or a screen
+    // reader may read the same status out again and again.
+    if (statusLine.textContent !== text) statusLine.textContent = text;
   }
 
   // --- Following the text on a small screen ---------------------------------------------

@@ -27,6 +27,7 @@
   var maxSentences = parseInt(root.getAttribute("data-max-sentences"), 10) || 5;
   var chat = document.getElementById("p-chat");
   var statusLine = document.getElementById("p-status");
+  var focusBack = false; // the keyboard was moved from the hidden text box to the status
   var stores = document.getElementById("stores");
   var storeOwn = document.getElementById("store-own");
   var storeOther = document.getElementById("store-other");
@@ -168,6 +169,12 @@
     fillStore(storeOwn, snap.stores[side] || []);
     fillStore(storeOther, snap.stores[other] || []);
     var myTurn = connected && snap.my_turn && !sending && !busyTurn();
+    if (!myTurn && !composer.hidden && composer.contains(document.activeElement)) {
+      // The box the keyboard is in is about to hide: keep its place on the status line (read
+      // out, as a status), and come back to the text box on the next turn.
+      statusLine.focus({ preventScroll: true });
+      focusBack = true;
+    }
     composer.hidden = !myTurn;
     sendButton.disabled = !myTurn;
     replies.hidden = !myTurn || !snap.admissible.length;
@@ -182,7 +189,11 @@
       li.appendChild(document.createTextNode(say("reply_after", " with: %(replies)s", { replies: names.join(", ") })));
       replyList.appendChild(li);
     });
-    if (myTurn && !wasMyTurn) composer.scrollIntoView({ block: "nearest", behavior: "smooth" });
+    if (myTurn && !wasMyTurn) {
+      composer.scrollIntoView({ block: "nearest", behavior: "smooth" });
+      if (focusBack && document.activeElement === statusLine) textBox.focus({ preventScroll: true });
+      focusBack = false;
+    }
     wasMyTurn = myTurn;
     finish.disabled = !snap.ended;
     if (finishHint) finishHint.hidden = snap.ended;
@@ -197,7 +208,8 @@
     else if (busy) text = say("opponent_writing", "Your opponent is writing…");
     else if (snap.my_turn) text = say("your_turn", "Your turn (turn %(n)s of at most %(max)s, both sides counted).", { n: snap.turns_played + 1, max: snap.max_turns });
     else text = say("waiting", "Waiting for your opponent…");
-    statusLine.textContent = text;
+    // Rewritten only when it changes, or a screen reader may read it out again and again.
+    if (statusLine.textContent !== text) statusLine.textContent = text;
     if (snap.ended && !wasEnded) {
       try { sessionStorage.removeItem(draftKey); } catch (e) { /* storage off */ }
       finish.focus();

@@ -163,8 +163,12 @@
       var show = function () {
         if (!output) return;
         var untouched = input.hasAttribute("data-untouched");
-        output.textContent = untouched ? say("slider_untouched", "Move the slider to answer") : input.value;
+        var notice = say("slider_untouched", "Move the slider to answer");
+        output.textContent = untouched ? notice : input.value;
         output.classList.toggle("untouched", untouched);
+        // A screen reader read an untouched slider as answered ("50"): say it is not, yet.
+        if (untouched) input.setAttribute("aria-valuetext", notice);
+        else input.removeAttribute("aria-valuetext");
       };
       var touch = function () {
         input.removeAttribute("data-untouched");

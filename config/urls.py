@@ -14,6 +14,8 @@ urlpatterns = [
     path("", include("participants.urls")),
 ]
 
+handler404 = participant_views.not_found
+
 admin.site.site_header = "Rostrum"
 admin.site.site_title = "Rostrum"
 admin.site.index_title = "Studies, participants and data"

@@ -10,11 +10,12 @@ from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import translation
 from django.views.decorators.http import require_GET, require_http_methods
 
 from common import limits
 from participants import flags, services
-from participants.i18n import language_of, participant_language
+from participants.i18n import LANG_PARAM, entry_language, language_of, participant_language
 from participants.models import Participant
 from studies.models import FAILED_CHECK_MESSAGE, SCREENED_OUT_MESSAGE, Study
 from studies.registry import StepUnavailable
@@ -54,6 +55,21 @@ def healthz(request: HttpRequest) -> HttpResponse:
 
 
 _FAVICON = settings.BASE_DIR / "static" / "img" / "favicon.ico"
+
+
+def not_found(request: HttpRequest, exception=None) -> HttpResponse:
+    """Any 404 (handler404): what a participant with a mistyped or stale link reads, in the
+    link's `lang` or the browser's language where Rostrum has it (the admin's in English),
+    in the study pages' style. The address asked for is not shown back."""
+    language = "en"
+    if not request.path_info.startswith("/admin/"):
+        offered = [code for code, _name in settings.LANGUAGES]
+        requested = request.GET.get(LANG_PARAM, "")
+        language = entry_language(
+            offered=offered, requested=requested, accept=request.headers.get("Accept-Language", "")
+        )
+    with translation.override(language):
+        return render(request, "404.html", status=404)
 
 
 @require_GET

@@ -1,0 +1,43 @@
+"""The pages a participant meets when an address leads nowhere (404) or the server fails
+(500): in the study pages' style and the participant's language, not Django's bare English
+"Not Found" / "Server Error (500)" (the accessibility audit found the bare page on a
+mistyped study link)."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import RequestFactory
+from django.utils import translation
+from django.views.defaults import server_error
+
+pytestmark = pytest.mark.django_db
+
+
+def test_an_unknown_study_link_gets_a_page_that_says_what_to_do(client):
+    response = client.get("/s/no-such-study/?PROLIFIC_PID=" + "a" * 24)
+    page = response.content.decode()
+    assert response.status_code == 404
+    assert "<h1>Page not found</h1>" in page and "go back to Prolific" in page
+    assert '<html lang="en">' in page and "css/rostrum" in page
+
+
+def test_the_not_found_page_is_in_the_browsers_language(client):
+    response = client.get("/s/no-such-study/", HTTP_ACCEPT_LANGUAGE="de")
+    page = response.content.decode()
+    assert response.status_code == 404
+    assert "<h1>Seite nicht gefunden</h1>" in page and '<html lang="de">' in page
+
+
+def test_the_address_asked_for_is_not_shown_back(client):
+    response = client.get("/p/<script>alert(1)</script>/")
+    assert response.status_code == 404
+    assert b"<script>alert" not in response.content
+
+
+def test_a_server_error_says_earlier_answers_are_kept_and_what_to_do():
+    request = RequestFactory().get("/p/token/")
+    with translation.override("de"):
+        response = server_error(request)
+    page = response.content.decode()
+    assert response.status_code == 500
+    assert "<h1>Etwas ist schiefgelaufen</h1>" in page and "vorherigen Seiten sind gespeichert" in page

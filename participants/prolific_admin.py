@@ -115,6 +115,7 @@ def review_view(request, study_id: int):
         "screens": study.steps.filter(kind="screening").exists(),
         "configured": bool(settings.PROLIFIC_API_TOKEN),
         "study_url": prolific.study_url(study),
+        "site_url_elsewhere": _site_url_elsewhere(request),
         "codes": prolific.completion_codes(study),
         "draft_form": draft_form,
         "rows": review_rows(study, show=request.GET.get("show", "")),
@@ -126,6 +127,14 @@ def review_view(request, study_id: int):
         "may_act": request.user.has_perm(ACT_PERMISSION),
     }
     return TemplateResponse(request, "admin/participants/prolific_review.html", context)
+
+
+def _site_url_elsewhere(request) -> str:
+    """This admin's own address when SITE_URL (the address the study URL sent to Prolific
+    starts with) is another: a demo started on another port, or a SITE_URL never set for the
+    deployment. Empty when they agree."""
+    here = request.build_absolute_uri("/").rstrip("/")
+    return "" if here.lower() == settings.SITE_URL.lower() else here
 
 
 def _act(request, study: Study, draft_form: DraftForm) -> bool:

@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 HOST="${HOST:-127.0.0.1}"
 PORT="${PORT:-8000}"
 BIN=.venv/bin
+# The address the study URL given to Prolific starts with (the admin's Prolific page).
+export SITE_URL="${SITE_URL:-http://$HOST:$PORT}"
 
 bash scripts/install.sh runtime
 mkdir -p var

@@ -38,6 +38,19 @@ class TestWhoSeesIt:
         ).content.decode()
         assert page_of(questionnaire_study) in study_page
 
+    def test_a_study_url_on_another_address_than_the_admins_is_pointed_out(
+        self, experimenter, questionnaire_study, settings
+    ):
+        """A demo started on port 8231 sent Prolific a study URL on port 8000 (SITE_URL's
+        default), with nothing on the page to say the two differ (the researcher walk)."""
+        settings.SITE_URL = "http://testserver"  # the test client's own address
+        html = experimenter.get(page_of(questionnaire_study)).content.decode()
+        assert "http://testserver/s/" in html and "not with this admin's address" not in html
+        settings.SITE_URL = "http://127.0.0.1:8000"
+        html = experimenter.get(page_of(questionnaire_study)).content.decode()
+        assert "http://127.0.0.1:8000/s/" in html
+        assert "not with this admin's address (<code>http://testserver</code>)" in html
+
     def test_staff_without_the_permission_are_refused(self, staff_without_permissions, questionnaire_study):
         assert staff_without_permissions.get(page_of(questionnaire_study)).status_code == 403
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 
 from django import forms
@@ -105,6 +106,11 @@ class StepInline(admin.TabularInline):
         return not self._locked(obj) and super().has_delete_permission(request, obj)
 
 
+def _raw(value):
+    """A cleaned value as the model's attribute holds it (a related row as its key)."""
+    return value.pk if hasattr(value, "_meta") else value
+
+
 class StudyForm(forms.ModelForm):
     class Meta:
         model = Study
@@ -120,13 +126,29 @@ class StudyForm(forms.ModelForm):
 
     def clean_status(self):
         status = self.cleaned_data["status"]
-        if status == Study.Status.LIVE and self.instance.pk and self.instance.status != Study.Status.LIVE:
-            problems = study_problems(self.instance)
-            if problems:
-                raise ValidationError(problems)
-        elif status == Study.Status.LIVE and not self.instance.pk:
+        if status == Study.Status.LIVE and not self.instance.pk:
             raise ValidationError("Save the study as a draft, add its steps, then set it live.")
         return status
+
+    def clean(self):
+        """Going live: the go-live checks, on the study as this form would save it. They read
+        the stored row before, so ticking "Pilot" and choosing Live in one save was refused
+        for not being a pilot (the researcher walk)."""
+        cleaned = super().clean()
+        status = cleaned.get("status")
+        if status == Study.Status.LIVE and self.instance.pk and self.instance.status != Study.Status.LIVE:
+            submitted = copy.copy(self.instance)
+            for field in Study._meta.concrete_fields:
+                if field.name in cleaned:
+                    setattr(
+                        submitted,
+                        field.attname if field.is_relation else field.name,
+                        _raw(cleaned[field.name]),
+                    )
+            problems = study_problems(submitted)
+            if problems:
+                self.add_error("status", problems)
+        return cleaned
 
 
 @admin.register(Study)

@@ -205,3 +205,62 @@ def test_a_step_added_at_a_taken_position_is_inserted_there(experimenter):
     order = Step.objects.filter(study=study).order_by("position").values_list("title", "position")
     assert list(order) == [("Consent", 1), ("Read", 2), ("Thanks", 3)]
     assert Step.objects.get(title="Read").config["button_label"] == "Continue"  # the kind's defaults
+
+
+def study_page_data(study: Study, **changes) -> dict:
+    """The study's change form as the admin page posts it, its steps unchanged."""
+    data = {
+        "title": study.title,
+        "slug": study.slug,
+        "status": study.status,
+        "notes": "",
+        "prolific_study_id": study.prolific_study_id,
+        "completion_code": "CDONE",
+        "failed_check_code": "CFAIL",
+        "no_consent_code": "CNOCON",
+        "screened_out_code": "CSCREEN",
+        "estimated_minutes": 10,
+        "time_limit_minutes": 0,
+        "attention_failures_to_end": 2,
+        "wpm_cap": "",
+        "target_per_item": 6,
+        "exclusion_frees_place": "on",
+        "seed": study.seed,
+        "analysis_plan": "",
+    }
+    steps = list(Step.objects.filter(study=study).order_by("position"))
+    for prefix, count in (
+        ("steps", len(steps)),
+        ("study_dialogues", 0),
+        ("study_claims", 0),
+        ("condition_targets", 0),
+    ):
+        data.update({f"{prefix}-TOTAL_FORMS": count, f"{prefix}-INITIAL_FORMS": count})
+        data.update({f"{prefix}-MIN_NUM_FORMS": 0, f"{prefix}-MAX_NUM_FORMS": 1000})
+    for n, step in enumerate(steps):
+        data.update(
+            {
+                f"steps-{n}-id": step.pk,
+                f"steps-{n}-study": study.pk,
+                f"steps-{n}-position": step.position,
+                f"steps-{n}-kind": step.kind,
+                f"steps-{n}-title": step.title,
+            }
+        )
+    data.update(changes)
+    return {key: value for key, value in data.items() if value is not None}
+
+
+@pytest.mark.django_db
+def test_ticking_pilot_and_choosing_live_in_one_save_goes_live(experimenter):
+    """The researcher walk: the go-live checks read the stored study, so "not a pilot, no
+    STUDY_ID" refused a save that ticked Pilot and chose Live together."""
+    study = build_study([CONSENT_STEP, DEBRIEF_STEP], status="draft", prolific_study_id="")
+    url = f"/admin/studies/study/{study.pk}/change/"
+    refused = experimenter.post(url, study_page_data(study, status="live"))
+    assert refused.status_code == 200 and "The Prolific STUDY_ID is not set" in refused.content.decode()
+    assert Study.objects.get(pk=study.pk).status == "draft"
+    response = experimenter.post(url, study_page_data(study, status="live", pilot="on"))
+    assert response.status_code == 302, response.content.decode()[-3000:]
+    study.refresh_from_db()
+    assert (study.status, study.pilot) == ("live", True)

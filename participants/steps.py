@@ -89,13 +89,20 @@ class QuestionnaireConfig(forms.Form):
 
 
 def checks_that_cannot_fail(step) -> list[str]:
-    """Attention-check items whose expected answers are every option: no one can fail them."""
+    """Attention-check items no one can fail (every option is accepted) or no one can pass
+    (every accepted number is outside the item's range: an item saved before that was
+    refused, or changed through the database)."""
     problems = []
     for q in step.questions.all():
         choice = q.kind in ("single_choice", "likert")
         if q.is_check and choice and set(q.option_list) <= set(q.expected_list):
             problems.append(
                 f'the attention check "{q.key}" accepts every option as correct, so no one can fail it.'
+            )
+        if q.is_check and q.expected_list and len(q.unreachable_answers()) == len(q.expected_list):
+            problems.append(
+                f'the attention check "{q.key}" expects {", ".join(q.expected_list)}, outside the numbers '
+                "the item accepts, so everyone fails it."
             )
     return problems
 
@@ -259,6 +266,7 @@ class ScreeningKind(QuestionnaireKind):
                 problems.append(f'the score item "{key}" is not an item of this step.')
             elif q.kind not in ("likert", "slider", "number"):
                 problems.append(f'the score item "{key}" must be a Likert, slider or number item.')
+        problems += unreachable_groups(config, keys)
         if not study.screened_out_code:
             problems.append("screening needs the study's screened-out code (FIXED_SCREENOUT).")
         if any(s.kind not in ("consent", "instructions") for s in steps if s.position < step.position):
@@ -285,6 +293,52 @@ class ScreeningKind(QuestionnaireKind):
         Participant.objects.filter(pk=ctx.participant.pk).update(group=group)
         ctx.participant.group = group
         return None
+
+
+def score_range(config: dict, questions: dict) -> tuple[float, float] | None:
+    """The mean scores participants can have: from the items' lowest answers to their
+    highest (Likert items are coded 1 to the number of options, reversed or not); None when an
+    item is unbounded or not a score item. With an optional item the mean is over the items
+    answered, so it can reach any one item's bounds."""
+    lows, highs = [], []
+    for key in key_list(config.get("score_items", "")):
+        q = questions.get(key)
+        if q is None or q.kind not in ("likert", "slider", "number"):
+            return None
+        low, high = (1, len(q.option_list)) if q.kind == "likert" else q.answer_range
+        if low is None or high is None:
+            return None
+        lows.append(low)
+        highs.append(high)
+    if not lows:
+        return None
+    if all(questions[key].required for key in key_list(config.get("score_items", ""))):
+        return sum(lows) / len(lows), sum(highs) / len(highs)
+    return min(lows), max(highs)
+
+
+def unreachable_groups(config: dict, questions: dict) -> list[str]:
+    """Screening groups no mean score can fall in (a typo in a bound, a scale of 1-5 given
+    groups of 6-9): no one is placed there, and when none can be reached everyone is
+    screened out, paid the screen-out payment, and the study never fills."""
+    reach = score_range(config, questions)
+    try:
+        groups = parse_groups(config.get("groups", ""))
+    except forms.ValidationError:
+        return []  # the step's settings are refused on their own
+    if reach is None:
+        return []
+    low, high = reach
+    shown = f"{low:g} to {high:g}"
+    out = [
+        f'the screening group "{label}" ({g_low:g} to {g_high:g}) is outside the scores participants '
+        f"can have ({shown}), so no one is placed in it."
+        for label, g_low, g_high in groups
+        if g_high < low or g_low > high
+    ]
+    if out and len(out) == len(groups):
+        out.append("no screening group can be reached, so every participant would be screened out.")
+    return out
 
 
 def screening_score(form, config: dict) -> float:

@@ -105,7 +105,9 @@ class Study(models.Model):
     attention_failures_to_end = models.PositiveSmallIntegerField(
         default=2,
         help_text="Failed attention checks that end the study with the failed-check code. "
-        "Prolific: 1 may suffice under 5 minutes; 2 or more are needed from 5 minutes on.",
+        "Prolific: 1 may suffice under 5 minutes; 2 or more are needed from 5 minutes on. "
+        "A participant who fails fewer finishes and is paid, but is excluded from analysis "
+        "(reason: attention; reversible on their page).",
     )
     wpm_cap = models.PositiveIntegerField(
         null=True,
@@ -270,6 +272,32 @@ class Question(models.Model):
     def is_check(self) -> bool:
         return bool(self.expected_answer.strip())
 
+    @property
+    def answer_range(self) -> tuple[int | None, int | None]:
+        """The numbers a slider or number item accepts (None: no bound; a slider is 0-100
+        unless set), as participants.forms builds its field."""
+        if self.kind == self.Kind.SLIDER:
+            return (
+                0 if self.min_value is None else self.min_value,
+                100 if self.max_value is None else self.max_value,
+            )
+        return self.min_value, self.max_value
+
+    def unreachable_answers(self) -> list[str]:
+        """Expected numbers no participant can give: outside the item's range."""
+        if self.kind not in (self.Kind.SLIDER, self.Kind.NUMBER):
+            return []
+        low, high = self.answer_range
+        out = []
+        for answer in self.expected_list:
+            try:
+                number = int(answer)
+            except ValueError:
+                continue
+            if (low is not None and number < low) or (high is not None and number > high):
+                out.append(answer)
+        return out
+
     def clean(self) -> None:
         options = self.option_list
         if self.kind in (self.Kind.SINGLE_CHOICE, self.Kind.LIKERT) and len(options) < 2:
@@ -301,6 +329,14 @@ class Question(models.Model):
                     int(answer)
                 except ValueError:
                     raise ValidationError({"expected_answer": f"Not a number: {answer}"}) from None
+            if unreachable := self.unreachable_answers():
+                low, high = self.answer_range
+                bounds = (
+                    f"from {'any number' if low is None else low} to {'any number' if high is None else high}"
+                )
+                wrong = ", ".join(unreachable)
+                message = f"Outside the item's answers ({bounds}): {wrong}. No participant could give it."
+                raise ValidationError({"expected_answer": message})
         else:
             raise ValidationError({"expected_answer": "Free-text items cannot be checks."})
 

@@ -5,11 +5,12 @@ STUDY_ID, live debates on the offline stand-in, quotas the content cannot reach.
 import re
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.test import override_settings
 
 from debates.demo import loader
 from debates.models import ConditionTarget, InstanceSet, StudyClaim, StudyDialogue
-from studies.models import Step, Study
+from studies.models import Question, Step, Study
 from studies.services import study_problems, study_set_status
 from tests.support.studies import CONSENT_STEP, DEBRIEF_STEP, build_study
 
@@ -66,6 +67,50 @@ class TestAttentionChecks:
             problem
             == 'Step 2: the attention check "c1" accepts every option as correct, so no one can fail it.'
         )
+
+    def test_a_number_check_no_one_can_answer_is_refused_at_save_and_at_go_live(self):
+        """The researcher walk: a number item of 0-10 expecting 50 was saved, and went live;
+        every participant typing 50 read "Enter a whole number from 0 to 10" and failed."""
+        number = {"key": "n", "kind": "number", "text": "Type 50.", "min_value": 0, "max_value": 10}
+        study = checks_study({**number, "expected_answer": ["5"]}, check_item("c2", ["Red"]))
+        assert study_problems(study) == []
+        item = Question.objects.get(step__study=study, key="n")
+        item.expected_answer = "50"
+        with pytest.raises(ValidationError, match=r"Outside the item's answers \(from 0 to 10\): 50"):
+            item.full_clean()
+        item.save()  # as a row changed outside the admin would be
+        (problem,) = study_problems(study)
+        assert problem == (
+            'Step 2: the attention check "n" expects 50, outside the numbers the item accepts, '
+            "so everyone fails it."
+        )
+        slider = Question(step=item.step, key="s", kind="slider", text="Move to 101.", expected_answer="101")
+        with pytest.raises(ValidationError, match=r"from 0 to 100\): 101"):
+            slider.full_clean()
+        open_ended = Question(step=item.step, key="o", kind="number", text="Type 500.", expected_answer="500")
+        open_ended.full_clean()  # no bounds: any whole number can be typed
+
+    def test_screening_groups_no_score_can_reach_are_named(self):
+        """The researcher walk: groups of 6-9 and 0-0.5 on 1-5 Likert items went live with "No
+        problems found"; every participant would have been screened out."""
+        study = loader.claim_study()
+        assert study_problems(study) == []
+        step = Step.objects.get(study=study, kind="screening")
+        step.config = {**step.config, "groups": "mainstream: 6 - 9\nskeptical: 0 - 0.5"}
+        step.save()
+        problems = study_problems(study)
+        position = step.position
+        assert problems == [
+            f'Step {position}: the screening group "mainstream" (6 to 9) is outside the scores participants '
+            "can have (1 to 5), so no one is placed in it.",
+            f'Step {position}: the screening group "skeptical" (0 to 0.5) is outside the scores participants '
+            "can have (1 to 5), so no one is placed in it.",
+            f"Step {position}: no screening group can be reached, so every participant would be "
+            "screened out.",
+        ]
+        step.config = {**step.config, "groups": "mainstream: 1 - 3\nskeptical: 3.1 - 7"}
+        step.save()
+        assert study_problems(study) == []  # reaching past the top is harmless
 
 
 @pytest.mark.django_db

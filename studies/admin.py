@@ -353,7 +353,12 @@ class StudyAdmin(admin.ModelAdmin):
         for study in queryset:
             slug = f"{study.slug}-v{Study.objects.filter(slug__startswith=study.slug).count() + 1}"
             copy = study_duplicate(study=study, slug=slug)
-            self.message_user(request, f"Created draft {copy.slug!r}.")
+            self.message_user(
+                request,
+                f"Created draft {copy.slug!r}. It is not a pilot (tick Pilot for a pilot run), and it has "
+                f"{study.slug!r}'s completion codes: enter the codes Prolific gives the new study before "
+                "it goes live.",
+            )
 
 
 class QuestionRowForm(forms.ModelForm):

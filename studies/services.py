@@ -176,6 +176,7 @@ def _study_wide_problems(study: Study, steps: list[Step]) -> list[str]:
                 "those participants apart: give each its own code."
             )
         first.setdefault(code, label)
+    problems += _codes_of_other_studies(study)
     kinds = {kind.key: kind for kind in registry.all_kinds()}
     items = sum(kinds[s.kind].attention_items(s) for s in steps if s.kind in kinds)
     needed = max(study.attention_failures_to_end, 1)
@@ -191,6 +192,28 @@ def _study_wide_problems(study: Study, steps: list[Step]) -> list[str]:
             "from the study's page on Prolific, or mark the study as a pilot."
         )
     return problems
+
+
+def _codes_of_other_studies(study: Study) -> list[str]:
+    """This study's codes that a study which has gone live also uses (a duplicate keeps the
+    original's): a participant of one could submit the code they know from the other without
+    doing this one. Prolific gives each study its own codes."""
+    mine = {getattr(study, field).strip(): label for field, label in CODE_LABELS.items()}
+    mine.pop("", None)
+    if not mine:
+        return []
+    others = Study.objects.exclude(pk=study.pk).filter(locked_at__isnull=False)
+    found: dict[str, set[str]] = {}
+    for other in others.only("slug", *CODE_LABELS):
+        for field in CODE_LABELS:
+            code = getattr(other, field).strip()
+            if code in mine:
+                found.setdefault(code, set()).add(other.slug)
+    return [
+        f"The {mine[code]} ({code}) is also a code of {', '.join(sorted(slugs))}, which has gone live: "
+        "give this study the codes Prolific gives it."
+        for code, slugs in found.items()
+    ]
 
 
 @transaction.atomic
@@ -234,6 +257,7 @@ def study_duplicate(*, study: Study, slug: str) -> Study:
     copy.snapshot, copy.snapshot_sha256, copy.snapshot_at = None, "", None
     copy.steps_version = 1
     copy.prolific_study_id = ""
+    copy.pilot = False  # a real run is not a pilot unless ticked again (no STUDY_ID check, offline model)
     copy.save()
     for step in old_steps:
         questions = list(step.questions.all())

@@ -6,7 +6,7 @@ import pytest
 from debates.demo import loader
 from debates.models import Comparison, DialogueAssignment, LiveSession, StudyClaim, StudyDialogue
 from studies.models import Step, Study
-from studies.services import study_duplicate, study_problems, study_set_status
+from studies.services import CODE_LABELS, study_duplicate, study_problems, study_set_status
 from tests.support.cast import Walker
 
 # (demo loader, the title of the step at which a participant gets their content, their content)
@@ -15,6 +15,9 @@ DESIGNS = {
     "claims": (loader.claim_study, "Claim 1 of 2", LiveSession),
     "pairwise": (loader.pairs_study, "Compare the two Speaker As", Comparison),
 }
+
+
+CODE_FIELDS = list(CODE_LABELS)
 
 
 def offered(study: Study) -> dict:
@@ -39,6 +42,15 @@ def test_a_duplicated_study_can_go_live_with_the_same_content(design):
 
     assert copy.status == Study.Status.DRAFT and copy.locked_at is None
     assert offered(copy) == offered(source)
+    # What is left to do: the new study's own codes (a participant of the source could
+    # otherwise submit its code here without doing this study); and, the copy not being a
+    # pilot, a STUDY_ID (and for live debates a model): here it is made a pilot again.
+    shared = [p for p in study_problems(copy) if f"also a code of {source.slug}, which has gone live" in p]
+    assert shared
+    Study.objects.filter(pk=copy.pk).update(
+        pilot=True, **{field: f"{getattr(copy, field)}2" for field in CODE_FIELDS if getattr(copy, field)}
+    )
+    copy.refresh_from_db()
     assert study_problems(copy) == []
     study_set_status(study=copy, status=Study.Status.LIVE)
     w = Walker(copy)
@@ -49,3 +61,13 @@ def test_a_duplicated_study_can_go_live_with_the_same_content(design):
     else:
         w.page()  # the step assigns its content when first shown
         assert content.objects.filter(participant__prolific_pid=w.pid).exists()
+
+
+@pytest.mark.django_db
+def test_a_pilots_duplicate_is_not_a_pilot():
+    """A copy of a pilot kept the flag: a paid run could have gone live taking any STUDY_ID and
+    the offline model, with "No problems found" (the researcher walk)."""
+    source = loader.claim_study(pilot=True)
+    copy = study_duplicate(study=source, slug=f"{source.slug}-v2")
+    assert source.pilot and not copy.pilot
+    assert any("The Prolific STUDY_ID is not set" in p for p in study_problems(copy))

@@ -109,7 +109,10 @@ class TestAdminHome:
         url = reverse("admin:studies_study_how_to")
         assert f'href="{url}"' in home
         page = experimenter.get(url).content.decode()
-        assert "How to run a study" in page and "Publish on Prolific" in page
+        assert "How to run a study" in page
+        # In the order the go-live checks need: the STUDY_ID from Prolific before going live.
+        assert page.index("Prepare it on Prolific") < page.index("Check and go live")
+        assert "publish the study on Prolific" in page
         assert reverse("admin:debates_case_import") in page and reverse("admin:studies_study_add") in page
 
     def test_the_how_to_page_is_for_staff_only(self, outsider):

@@ -47,6 +47,11 @@ def study_items(study: Study) -> Iterator[tuple[str, str]]:
                 yield key, f"{where}: {meaning}"
         for question in step.questions.all():
             yield question.key, f"{where}: {question_description(question)}"
+            if question.specify_option:
+                yield question.specify_key, (
+                    f"{where}: free text: what the participant wrote in the box {question.specify_option!r} "
+                    f"of {question.key!r} opens; stored only when that option was chosen."
+                )
 
 
 def question_description(q: Question) -> str:
@@ -58,8 +63,7 @@ def question_description(q: Question) -> str:
     elif q.kind == Question.Kind.SINGLE_CHOICE:
         parts.append("value is the option chosen: " + "; ".join(options))
     elif q.kind in (Question.Kind.SLIDER, Question.Kind.NUMBER):
-        low = 0 if q.kind == Question.Kind.SLIDER and q.min_value is None else q.min_value
-        high = 100 if q.kind == Question.Kind.SLIDER and q.max_value is None else q.max_value
+        low, high = q.answer_range
         ends = f" ({options[0]!r} to {options[1]!r})" if len(options) == 2 else ""
         parts.append(f"value and value_num are the number, {low} to {high}{ends}")
     else:

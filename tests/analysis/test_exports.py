@@ -16,6 +16,7 @@ from debates.models import DialogueAssignment
 from participants.services import participant_preview
 from tests.support.cast import Walker, user_with_password
 from tests.support.downloads import streamed_body
+from tests.support.studies import build_study
 
 
 def fetch(client: Client, study, table: str) -> list[dict]:
@@ -136,6 +137,22 @@ class TestStudyExports:
         assert "attention check, passed when the answer is one of: Disagree" in items["check_1"]
         assert "18 to 99" in items["age"] and "at least 10 characters" in items["why"]
         assert "yes if the participant agreed" in items["consent"]
+
+    def test_the_codebook_names_the_text_a_specify_option_opens(self, experimenter):
+        """responses.csv held `gender_specify` rows the codebook never mentioned (the researcher walk)."""
+        gender = {
+            "key": "gender",
+            "kind": "single_choice",
+            "text": "Gender?",
+            "options": ["Woman", "Man", "Prefer to self-describe"],
+            "specify_option": "Prefer to self-describe",
+        }
+        study = build_study([{"kind": "questionnaire", "title": "About you", "questions": [gender]}])
+        response = experimenter.get(f"/admin/studies/study/{study.pk}/export/codebook.csv")
+        rows = list(csv.DictReader(io.StringIO(streamed_body(response))))
+        items = {r["column"]: r["description"] for r in rows if r["table"] == "responses"}
+        assert list(items)[-2:] == ["gender", "gender_specify"]
+        assert "the box 'Prefer to self-describe' of 'gender' opens" in items["gender_specify"]
 
     def test_the_bundle_holds_every_table_the_codebook_and_the_configuration(
         self, experimenter, mystery_study, tmp_path

@@ -27,6 +27,7 @@ from studies.services import (
     study_problems,
     study_set_status,
     study_steps_changed,
+    study_warnings,
 )
 from studies.snapshot import FROZEN_FIELDS as FROZEN_STUDY_FIELDS
 
@@ -276,9 +277,11 @@ class StudyAdmin(admin.ModelAdmin):
         if not study.pk:
             return "—"
         problems = study_problems(study)
+        warnings = format_html_join("", "<li>Worth a look: {}</li>", ((w,) for w in study_warnings(study)))
         if not problems:
-            return "No problems found: the study can go live."
-        return format_html("<ul>{}</ul>", format_html_join("", "<li>{}</li>", ((p,) for p in problems)))
+            return format_html("No problems found: the study can go live.<ul>{}</ul>", warnings)
+        items = format_html_join("", "<li>{}</li>", ((p,) for p in problems))
+        return format_html("<ul>{}{}</ul>", items, warnings)
 
     def save_model(self, request, obj, form, change):
         # A new status goes through the service (going live freezes the study: snapshot, hash,

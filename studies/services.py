@@ -176,7 +176,6 @@ def _study_wide_problems(study: Study, steps: list[Step]) -> list[str]:
                 "those participants apart: give each its own code."
             )
         first.setdefault(code, label)
-    problems += _codes_of_other_studies(study)
     kinds = {kind.key: kind for kind in registry.all_kinds()}
     items = sum(kinds[s.kind].attention_items(s) for s in steps if s.kind in kinds)
     needed = max(study.attention_failures_to_end, 1)
@@ -194,10 +193,11 @@ def _study_wide_problems(study: Study, steps: list[Step]) -> list[str]:
     return problems
 
 
-def _codes_of_other_studies(study: Study) -> list[str]:
-    """This study's codes that a study which has gone live also uses (a duplicate keeps the
-    original's): a participant of one could submit the code they know from the other without
-    doing this one. Prolific gives each study its own codes."""
+def study_warnings(study: Study) -> list[str]:
+    """What is worth a look before going live without stopping it: this study's codes that a
+    study which has gone live also uses (a duplicate keeps the original's), so a participant
+    of one could submit the code they know from the other without doing this one. Prolific
+    gives each study its own codes; a second wave reusing them is the researcher's call."""
     mine = {getattr(study, field).strip(): label for field, label in CODE_LABELS.items()}
     mine.pop("", None)
     if not mine:

@@ -32,7 +32,12 @@ CHOICE_LABELS = {
 
 
 def set_choices() -> list[tuple[str, str]]:
-    return [(s.slug, f"{s.title} ({s.instances.count()} instances)") for s in InstanceSet.objects.all()]
+    """The instance sets, after an empty choice: a step not configured yet showed the first set
+    as chosen while none was saved (the researcher walk)."""
+    sets = [
+        (s.slug, f"{s.title} ({s.slug}, {s.instances.count()} instances)") for s in InstanceSet.objects.all()
+    ]
+    return [("", "— choose an instance set —"), *sets]
 
 
 class PairwiseConfig(forms.Form):

@@ -557,3 +557,15 @@ def test_the_ranking_page_and_the_comparisons_export(experimenter, pairs_study):
         expected = r["interlocutor_2"] if r["shown_first"] == "2" else r["interlocutor_1"]
         assert r["winner_interlocutor"] == expected  # every answer was "Debate 1"
     assert all(r["check_passed"] == "1" for r in rows if r["is_check"] == "1")
+
+
+@pytest.mark.django_db
+def test_a_new_pairwise_step_shows_no_instance_set_as_chosen(pairs_study):
+    """The step's form showed the first set as selected while none was saved, and going live
+    then said 'instance_set: This field is required' (the researcher walk)."""
+    from debates.pairwise.steps import PairwiseConfig
+
+    form = PairwiseConfig()
+    html = str(form["instance_set"])
+    assert html.index('<option value="" selected>') < html.index('<option value="demo-pairs">')
+    assert not PairwiseConfig(data={"per_annotator": 3, "checks": 2, "button_label": "Go"}).is_valid()

@@ -48,10 +48,9 @@ def study_items(study: Study) -> Iterator[tuple[str, str]]:
         for question in step.questions.all():
             yield question.key, f"{where}: {question_description(question)}"
             if question.specify_option:
-                yield question.specify_key, (
-                    f"{where}: free text: what the participant wrote in the box {question.specify_option!r} "
-                    f"of {question.key!r} opens; stored only when that option was chosen."
-                )
+                opened_by = f"the box {question.specify_option!r} of {question.key!r} opens"
+                described = f"{where}: free text: what the participant wrote in {opened_by}"
+                yield question.specify_key, f"{described}; stored only when that option was chosen."
 
 
 def question_description(q: Question) -> str:

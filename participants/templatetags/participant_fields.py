@@ -36,6 +36,9 @@ def step_field(field: BoundField) -> SafeString:
         out.append(f' data-show-if="{esc(show_if)}"')
     out.append(">\n")
     label = linebreaksbr(field.label)
+    if not field.field.required:  # said, or a participant cannot tell they may skip it
+        optional = esc(gettext("(optional)"))
+        label = f'{label} <span class="optional">{optional}</span>'
     help_text = field.help_text
     ids = Ids(field)
     if getattr(widget, "input_type", None) == "radio":

@@ -168,7 +168,9 @@ class Study(models.Model):
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
-        return self.title
+        # With its slug: a duplicate has the original's title, and the two were told apart
+        # nowhere (the sisters to exclude, a translation's or a step's study).
+        return f"{self.title} ({self.slug})"
 
     @property
     def effective_time_limit_minutes(self) -> int:

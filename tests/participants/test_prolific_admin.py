@@ -51,6 +51,18 @@ class TestWhoSeesIt:
         assert "http://127.0.0.1:8000/s/" in html
         assert "not with this admin's address (<code>http://testserver</code>)" in html
 
+    def test_studies_of_the_same_title_are_told_apart_among_the_sisters(
+        self, experimenter, questionnaire_study
+    ):
+        """After a duplicate, two studies of one title were listed alike among the studies whose
+        participants to exclude (the researcher walk): each is named with its slug."""
+        from studies.services import study_duplicate
+
+        copy = study_duplicate(study=questionnaire_study, slug=f"{questionnaire_study.slug}-v2")
+        html = experimenter.get(page_of(copy)).content.decode()  # no STUDY_ID yet: the draft's form
+        for study in (questionnaire_study, copy):
+            assert f">{study.title} ({study.slug})</option>" in html
+
     def test_staff_without_the_permission_are_refused(self, staff_without_permissions, questionnaire_study):
         assert staff_without_permissions.get(page_of(questionnaire_study)).status_code == 403
 

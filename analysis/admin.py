@@ -234,6 +234,10 @@ def ranking_view(request, set_id: int):
     )
     ranking = bradley_terry(labels, wins)
     valid = valid_per_instance(pool)
+    # Rows and columns both in rank order, so that the matrix's empty diagonal is its diagonal
+    # (columns were alphabetical, rows ranked: the researcher walk read "model-y: 4, 0").
+    ordered = [label for label, _strength in ranking.ordered()]
+    columns = [labels.index(label) for label in ordered]
     context = {
         **admin.site.each_context(request),
         "opts": InstanceSet._meta,
@@ -246,10 +250,10 @@ def ranking_view(request, set_id: int):
             {
                 "label": label,
                 "strength": strength,
-                "wins": [wins[labels.index(label), j] for j in range(len(labels))],
+                "wins": [wins[labels.index(label), j] for j in columns],
             }
             for label, strength in ranking.ordered()
         ],
-        "labels": labels,
+        "labels": ordered,
     }
     return TemplateResponse(request, "admin/analysis/ranking.html", context)

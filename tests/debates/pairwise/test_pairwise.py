@@ -5,6 +5,7 @@ import csv
 import io
 import json
 import random
+import re
 import secrets
 from collections import Counter
 from datetime import timedelta
@@ -540,6 +541,13 @@ def test_the_ranking_page_and_the_comparisons_export(experimenter, pairs_study):
     pool = InstanceSet.objects.get()
     page = client.get(f"/admin/debates/instanceset/{pool.pk}/ranking/").content.decode()
     assert "6 valid comparisons" in page and "Bradley–Terry ranking" in page and "baseline" in page
+    # The win matrix's rows and columns are both in rank order: its diagonal is empty.
+    matrix = page.split("<h2>Win matrix</h2>")[1].split("</table>")[0]
+    header = re.findall(r"<th>([^<]+)</th>", matrix.split("</thead>")[0])
+    body_rows = re.findall(r"<tr><th>([^<]+)</th>(.*?)</tr>", matrix.split("<tbody>")[1])
+    assert header == [label for label, _cells in body_rows]
+    for n, (_label, cells) in enumerate(body_rows):
+        assert re.findall(r"<td>([^<]*)</td>", cells)[n] == "0"
     overview = client.get(f"/admin/studies/study/{pairs_study.pk}/overview/").content.decode()
     assert "Pairwise comparisons: instance set demo-pairs" in overview
     assert f"6 of {pool.instances.count() * 3} valid annotations" in overview

@@ -30,6 +30,7 @@ from studies.services import (
     study_warnings,
 )
 from studies.snapshot import FROZEN_FIELDS as FROZEN_STUDY_FIELDS
+from studies.snapshot import snapshot_drift, study_snapshot
 
 # Other apps add to the study admin, from their `ready()`: inlines (e.g. the study's
 # dialogues), columns of the list (callables (study) -> text, with a description), links
@@ -157,7 +158,14 @@ class StudyAdmin(admin.ModelAdmin):
     form = StudyForm
     list_filter = ["status"]
     search_fields = ["title", "slug"]
-    readonly_fields = ["locked_at", "entered_at", "snapshot_sha256", "snapshot_at", "design_problems"]
+    readonly_fields = [
+        "locked_at",
+        "entered_at",
+        "snapshot_sha256",
+        "snapshot_at",
+        "design_problems",
+        "since_going_live",
+    ]
 
     class Media:
         js = ["js/copy.js"]
@@ -169,7 +177,20 @@ class StudyAdmin(admin.ModelAdmin):
 
     actions = ["duplicate", "set_live", "set_paused", "set_closed"]
     fieldsets = [
-        (None, {"fields": ["title", "slug", "status", "language", "notes", "design_problems"]}),
+        (
+            None,
+            {
+                "fields": [
+                    "title",
+                    "slug",
+                    "status",
+                    "language",
+                    "notes",
+                    "design_problems",
+                    "since_going_live",
+                ]
+            },
+        ),
         (
             "Prolific",
             {
@@ -282,6 +303,23 @@ class StudyAdmin(admin.ModelAdmin):
             return format_html("No problems found: the study can go live.<ul>{}</ul>", warnings)
         items = format_html_join("", "<li>{}</li>", ((p,) for p in problems))
         return format_html("<ul>{}{}</ul>", items, warnings)
+
+    @admin.display(description="Since going live")
+    def since_going_live(self, study: Study) -> str:
+        """What changed since the snapshot was frozen (`manage.py verify_study` says the same):
+        the targets and offered content stay editable on a live study, and a change there
+        was seen nowhere but in that command (the researcher walk)."""
+        if not study.pk or not study.snapshot_sha256:
+            return "— (not live yet)"
+        drift = snapshot_drift(study.snapshot, study_snapshot(study))
+        if not drift:
+            return "Nothing changed: the study matches the snapshot frozen when it went live."
+        items = format_html_join("", "<li><code>{}</code></li>", ((d,) for d in drift))
+        return format_html(
+            '<p class="errornote">Changed since it went live (a deviation to report with the '
+            "pre-registered design; the snapshot and its hash keep what was frozen):</p><ul>{}</ul>",
+            items,
+        )
 
     def save_model(self, request, obj, form, change):
         # A new status goes through the service (going live freezes the study: snapshot, hash,

@@ -264,3 +264,19 @@ def test_ticking_pilot_and_choosing_live_in_one_save_goes_live(experimenter):
     assert response.status_code == 302, response.content.decode()[-3000:]
     study.refresh_from_db()
     assert (study.status, study.pilot) == ("live", True)
+
+
+@pytest.mark.django_db
+def test_the_study_page_says_what_changed_since_it_went_live(experimenter):
+    """A live study's dialogue targets stay editable; a change was seen only by `manage.py
+    verify_study` (the researcher walk). The study page lists it."""
+    from debates.demo import loader
+    from debates.models import StudyDialogue
+
+    study = loader.mystery_study()
+    url = f"/admin/studies/study/{study.pk}/change/"
+    assert "Nothing changed: the study matches the snapshot" in experimenter.get(url).content.decode()
+    offered = StudyDialogue.objects.filter(study=study).order_by("id").first()
+    StudyDialogue.objects.filter(pk=offered.pk).update(target=(offered.target or 0) + 5)
+    page = experimenter.get(url).content.decode()
+    assert "Changed since it went live" in page and "target changed" in page

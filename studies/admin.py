@@ -373,9 +373,10 @@ class StudyAdmin(admin.ModelAdmin):
             try:
                 study_set_status(study=study, status=status)
             except ValueError as error:
-                self.message_user(request, f"{study.slug}: {error}", messages.ERROR)
+                self.message_user(request, f"Study {study.slug!r} is unchanged. {error}", messages.ERROR)
             else:
-                self.message_user(request, f"{study.slug}: now {study.get_status_display()}.")
+                status = study.get_status_display().lower()
+                self.message_user(request, f"Study {study.slug!r} is now {status}.")
 
     @admin.action(description="Set live (after checking the design)")
     def set_live(self, request, queryset):

@@ -142,7 +142,8 @@ def study_problems(study: Study) -> list[str]:
         try:
             kind.clean_config(kind.config(step))
         except ValidationError as exc:
-            problems.append(f"Step {step.position}: its settings are not valid: {'; '.join(exc.messages)}.")
+            reasons = "; ".join(message.rstrip(".") for message in exc.messages)
+            problems.append(f"Step {step.position}: its settings are not valid: {reasons}.")
         for q in step.questions.all():
             if q.key in keys:
                 problems.append(

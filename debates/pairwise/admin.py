@@ -95,7 +95,9 @@ class InstanceSetAdmin(InUseAdmin):
         for pool in queryset:
             if instance_set_studies(pool).exists():
                 self.message_user(
-                    request, f"{pool.slug}: a running study uses it; make a new version.", messages.ERROR
+                    request,
+                    f"{pool.slug}: a study that has gone live uses it; make a new version.",
+                    messages.ERROR,
                 )
                 continue
             try:
@@ -122,7 +124,9 @@ class InstanceSetAdmin(InUseAdmin):
         for pool in queryset:
             if instance_set_studies(pool).exists():
                 self.message_user(
-                    request, f"{pool.slug}: a running study uses it; make a new version.", messages.ERROR
+                    request,
+                    f"{pool.slug}: a study that has gone live uses it; make a new version.",
+                    messages.ERROR,
                 )
                 continue
             try:
@@ -146,7 +150,9 @@ class InstanceSetAdmin(InUseAdmin):
         for pool in queryset:
             if instance_set_studies(pool).exists():
                 self.message_user(
-                    request, f"{pool.slug}: a running study uses it; make a new version.", messages.ERROR
+                    request,
+                    f"{pool.slug}: a study that has gone live uses it; make a new version.",
+                    messages.ERROR,
                 )
                 continue
             try:

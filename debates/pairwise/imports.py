@@ -254,7 +254,13 @@ def set_import(*, text: str, filename: str = "", into: InstanceSet | None = None
 def _ensure_unused(pool: InstanceSet) -> None:
     if instance_set_studies(pool).exists():
         raise ImportInvalid(
-            [ImportProblem(1, "set", f"a running study uses {pool.slug!r}: import as a new set")]
+            [
+                ImportProblem(
+                    1,
+                    "set",
+                    f"a study that has gone live uses {pool.slug!r}: import as a new set",
+                )
+            ]
         )
     if Comparison.objects.filter(instance__instance_set=pool).exists():
         raise ImportInvalid(

@@ -88,4 +88,4 @@ class TestTheImports:
     def test_the_instance_set_of_a_live_study_cannot_be_replaced(self, pairs_study):
         with pytest.raises(ImportInvalid) as info:
             set_import(text=set_json(InstanceSet.objects.get()))
-        assert "a running study uses 'demo-pairs'" in str(info.value.problems[0])
+        assert "a study that has gone live uses 'demo-pairs'" in str(info.value.problems[0])

@@ -33,6 +33,7 @@ from participants.models import (
     ProlificSubmission,
 )
 from participants.prolific import ProlificError
+from studies import registry
 from studies.models import Study
 
 VIEW_PERMISSION = "participants.view_participant"
@@ -99,7 +100,12 @@ def review_view(request, study_id: int):
     study = get_object_or_404(Study, pk=study_id)
     if not request.user.has_perm(VIEW_PERMISSION):
         raise PermissionDenied
-    draft_form = DraftForm(request.POST or None) if request.POST.get("action") == "create" else DraftForm()
+    places = places_needed(study)
+    initial = {"places": places[0]} if places else {}
+    if request.POST.get("action") == "create":
+        draft_form = DraftForm(request.POST)
+    else:
+        draft_form = DraftForm(initial=initial)
     if request.method == "POST":
         if not request.user.has_perm(ACT_PERMISSION):
             raise PermissionDenied
@@ -115,6 +121,7 @@ def review_view(request, study_id: int):
         "screens": study.steps.filter(kind="screening").exists(),
         "configured": bool(settings.PROLIFIC_API_TOKEN),
         "study_url": prolific.study_url(study),
+        "places_needed": places,
         "site_url_elsewhere": _site_url_elsewhere(request),
         "codes": prolific.completion_codes(study),
         "draft_form": draft_form,
@@ -127,6 +134,21 @@ def review_view(request, study_id: int):
         "may_act": request.user.has_perm(ACT_PERMISSION),
     }
     return TemplateResponse(request, "admin/participants/prolific_review.html", context)
+
+
+def places_needed(study: Study) -> tuple[int, str] | None:
+    """The participants the study's content takes (the most any step's design fixes), with the
+    reason in words; None when no step fixes it (targets per dialogue or claim are the
+    experimenter's)."""
+    found = []
+    for step in study.steps.all():
+        try:
+            kind = registry.get(step.kind)
+        except LookupError:
+            continue
+        if (needed := kind.places_needed(step)) is not None:
+            found.append(needed)
+    return max(found, default=None)
 
 
 def _site_url_elsewhere(request) -> str:

@@ -105,6 +105,11 @@ class StepKind:
             return 0
         return sum(1 for q in step.questions.all() if q.is_check)
 
+    def places_needed(self, step: Step) -> tuple[int, str] | None:
+        """How many participants this step's content takes, and why in words (the number of
+        places to post on Prolific), where the step's design fixes it; None where it does not."""
+        return None
+
     def context(self, ctx: StepContext) -> dict:
         return {}
 

@@ -117,6 +117,23 @@ class PairwiseKind(StepKind):
     def attention_items(self, step) -> int:
         return int(self.config(step).get("checks") or 0)
 
+    def places_needed(self, step) -> tuple[int, str] | None:
+        """Every instance's annotations, n per annotator: past that a participant who has
+        done the first pages is told the study is full (the researcher walk)."""
+        config = self.config(step)
+        pool = InstanceSet.objects.filter(slug=config.get("instance_set")).first()
+        per_annotator = int(config.get("per_annotator") or 0)
+        if pool is None or per_annotator <= 0:
+            return None
+        count = pool.instances.count()
+        annotations = count * pool.annotations_per_instance
+        needed = -(-annotations // per_annotator)
+        why = (
+            f'the instance set "{pool.slug}" has {count} instances x {pool.annotations_per_instance} '
+            f"annotations = {annotations}, {per_annotator} per participant"
+        )
+        return needed, why
+
     def comparisons(self, ctx: StepContext) -> list[Comparison]:
         config = self.config(ctx.step)
         pool = InstanceSet.objects.get(slug=config["instance_set"])

@@ -171,3 +171,27 @@ class TestRunningAStudyFromThePage:
         assert client.get(page_of(questionnaire_study)).status_code == 200
         assert client.post(page_of(questionnaire_study), {"action": "sync"}).status_code == 403
         assert fake.requests == [] and not Bonus.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_prolific_page_says_how_many_places_a_pairwise_study_takes(experimenter):
+    """A fourth annotator of a set with places for three did the first pages, then read that
+    the study was full; nothing in the admin turned the set into places to post (the researcher walk)."""
+    from debates.demo import loader
+    from debates.models import InstanceSet
+
+    study = loader.pairs_study()
+    Study.objects.filter(pk=study.pk).update(prolific_study_id="")
+    pool = InstanceSet.objects.get()
+    per_annotator = study.steps.get(kind="pairwise").config["per_annotator"]
+    annotations = pool.instances.count() * pool.annotations_per_instance
+    needed = -(-annotations // per_annotator)
+    html = experimenter.get(page_of(study)).content.decode()
+    assert f"<td>{needed} participants complete the study's content" in html
+    assert f"= {annotations}, {per_annotator} per participant" in html
+    assert f'name="places" value="{needed}"' in html  # the draft's places, filled in
+    questionnaire = build_study(QUESTIONNAIRE_STEPS, prolific_study_id="", status="draft")
+    assert (
+        "participants complete the study's content"
+        not in experimenter.get(page_of(questionnaire)).content.decode()
+    )

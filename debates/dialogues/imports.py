@@ -24,15 +24,18 @@ TURNS_MIN, TURNS_MAX = 2, 20  # the paper's dialogues have six
 class CaseImportSummary:
     cases_created: int = 0
     cases_updated: int = 0
+    cases_unchanged: int = 0
     conditions_created: int = 0
     dialogues_created: int = 0
     dialogues_updated: int = 0
+    dialogues_unchanged: int = 0
 
     def __str__(self) -> str:
         made = f"conditions: {self.conditions_created} new; " if self.conditions_created else ""
         return (
-            made + f"cases: {self.cases_created} new, {self.cases_updated} updated; "
-            f"dialogues: {self.dialogues_created} new, {self.dialogues_updated} updated"
+            made + f"cases: {self.cases_created} new, {self.cases_updated} updated, "
+            f"{self.cases_unchanged} unchanged; dialogues: {self.dialogues_created} new, "
+            f"{self.dialogues_updated} updated, {self.dialogues_unchanged} unchanged"
         )
 
 
@@ -359,6 +362,11 @@ def _check_locked_cases(check: Checker, cases: list[dict]) -> None:
             )
 
 
+def same_fields(row, fields: dict) -> bool:
+    """Whether a stored row already holds these values (an import of the same file again)."""
+    return all(getattr(row, name) == value for name, value in fields.items())
+
+
 @transaction.atomic
 def cases_import(*, text: str) -> CaseImportSummary:
     cases, dialogues, conditions = cases_parse(text)
@@ -371,6 +379,10 @@ def cases_import(*, text: str) -> CaseImportSummary:
         summary.conditions_created += created
     for c in cases:
         fields = {k: c[k] for k in CASE_FIELDS}
+        existing = Case.objects.filter(slug=c["slug"]).first()
+        if existing is not None and same_fields(existing, fields):
+            summary.cases_unchanged += 1  # a file imported again: nothing written, nothing said changed
+            continue
         _, created = Case.objects.update_or_create(slug=c["slug"], defaults=fields)
         summary.cases_created += created
         summary.cases_updated += not created
@@ -384,6 +396,15 @@ def cases_import(*, text: str) -> CaseImportSummary:
             "side_a": d["side_a"],
             "words": sum(count_words(t["text"]) for t in d["turns"]),
         }
+        existing = Dialogue.objects.filter(slug=d["slug"]).first()
+        turns = [(t["speaker"], t["text"]) for t in d["turns"]]
+        if (
+            existing is not None
+            and same_fields(existing, fields)
+            and list(existing.turns.order_by("number").values_list("speaker", "text")) == turns
+        ):
+            summary.dialogues_unchanged += 1
+            continue
         dialogue, created = Dialogue.objects.update_or_create(slug=d["slug"], defaults=fields)
         dialogue.turns.all().delete()
         Turn.objects.bulk_create(

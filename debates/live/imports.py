@@ -214,9 +214,10 @@ def _check_locked(claims: list[dict]) -> None:
 class ClaimImportSummary:
     created: int = 0
     updated: int = 0
+    unchanged: int = 0
 
     def __str__(self) -> str:
-        return f"claims: {self.created} new, {self.updated} updated"
+        return f"claims: {self.created} new, {self.updated} updated, {self.unchanged} unchanged"
 
 
 @transaction.atomic
@@ -224,6 +225,10 @@ def claims_import(*, text: str, filename: str = "") -> ClaimImportSummary:
     summary = ClaimImportSummary()
     for claim in claims_parse(text, filename=filename):
         fields = {k: claim[k] for k in CLAIM_FIELDS}
+        existing = Claim.objects.filter(slug=claim["slug"]).first()
+        if existing is not None and all(getattr(existing, k) == v for k, v in fields.items()):
+            summary.unchanged += 1  # the same file again: nothing written
+            continue
         _, created = Claim.objects.update_or_create(slug=claim["slug"], defaults=fields)
         summary.created += created
         summary.updated += not created

@@ -62,9 +62,19 @@ class TestImport:
     def test_importing_again_updates_in_place(self):
         cases_import(text=document())
         summary = cases_import(text=document([case(title="Renamed")]))
-        assert (summary.cases_updated, summary.dialogues_updated) == (1, 1)
+        assert (summary.cases_updated, summary.dialogues_updated, summary.dialogues_unchanged) == (1, 0, 1)
         assert Case.objects.get().title == "Renamed"
         assert Turn.objects.count() == 6
+
+    def test_the_same_file_again_changes_nothing_and_says_so(self):
+        """It reported '1 updated' for a case and each dialogue (the researcher walk)."""
+        cases_import(text=document())
+        turns = list(Turn.objects.values_list("pk", flat=True))
+        summary = cases_import(text=document())
+        assert (
+            str(summary) == "cases: 0 new, 0 updated, 1 unchanged; dialogues: 0 new, 0 updated, 1 unchanged"
+        )
+        assert list(Turn.objects.values_list("pk", flat=True)) == turns  # not rewritten
 
     def test_errors_name_the_line_and_the_field(self):
         text = document(

@@ -59,6 +59,9 @@ class TestJSON:
         summary = claims_import(text=document(claim(domain="food")))
         assert (summary.created, summary.updated) == (0, 1)
         assert Claim.objects.get().domain == "food"
+        assert (
+            str(claims_import(text=document(claim(domain="food")))) == "claims: 0 new, 0 updated, 1 unchanged"
+        )
 
     @pytest.mark.parametrize(
         "overrides, message",

@@ -37,7 +37,9 @@ class InstanceSetImportForm(ImportForm):
     into = forms.ModelChoiceField(
         queryset=InstanceSet.objects.all(),
         required=False,
-        help_text="CSV files only: the set the instances go into (a JSON file names its own set).",
+        help_text="CSV files only: the set the instances go into (a JSON file names its own set). A CSV file "
+        "holds instances only: create the empty set first (Instance sets → Add), with its title, slug "
+        "and annotations per instance, then choose it here.",
     )
 
 

@@ -237,7 +237,16 @@ def set_import(*, text: str, filename: str = "", into: InstanceSet | None = None
     the set given as `into`."""
     if not looks_like_json(text, filename):
         if into is None:
-            raise ImportInvalid([ImportProblem(1, "", "choose the instance set a CSV file goes into")])
+            raise ImportInvalid(
+                [
+                    ImportProblem(
+                        1,
+                        "",
+                        "choose the instance set a CSV file goes into (a CSV file holds instances "
+                        "only: create the empty set first, Instance sets → Add)",
+                    )
+                ]
+            )
         excerpts, instances = _parse_csv(text)
         return _store(into, excerpts, instances)
     values, excerpts, instances = _parse_json(text)

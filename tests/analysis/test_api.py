@@ -173,6 +173,16 @@ class TestData:
         assert response.status_code == 301
         assert response["Location"] == f"/api/v1/studies/{mystery_study.slug}/tables/?x=1"
 
+    def test_the_browsable_apis_breadcrumbs_name_only_real_pages(self, mystery_study):
+        """They read "Root › Nowhere › Studies › Nowhere › Study": each address without its last
+        slash resolved to the catch-all (the researcher walk)."""
+        from rest_framework.utils.breadcrumbs import get_breadcrumbs
+
+        crumbs = get_breadcrumbs(f"/api/v1/studies/{mystery_study.slug}/")
+        assert [name for name, _url in crumbs] == ["Root", "Studies", "Study"]
+        client = client_for(staff("lead", "view_study"))
+        assert client.post("/api/v1/nope", {}).status_code == 404  # still a JSON 404, not a CSRF 403
+
     def test_the_pages_of_a_table_hold_the_rows_of_the_whole_table(self, mystery_study):
         finish(mystery_study, 3)
         study_rows = list(TABLES["responses"].rows_for(mystery_study))

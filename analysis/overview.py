@@ -4,6 +4,7 @@ claim cells, comparison instances), who is excluded and why, and who is flagged.
 from __future__ import annotations
 
 from collections import Counter
+from datetime import timedelta
 
 from django.core.exceptions import ValidationError
 from django.db.models import Count, Exists, OuterRef, Q
@@ -22,6 +23,7 @@ from debates.models import (
 from debates.pairwise.services import instance_fill, valid_per_instance
 from participants.flags import entry_alert
 from participants.models import Exclusion, Flag, Participant
+from participants.places import lease_minutes
 from participants.steps import parse_groups
 from studies.models import Study
 from studies.services import study_steps
@@ -31,12 +33,14 @@ def study_overview(study: Study) -> dict:
     now = timezone.now()
     real = Participant.objects.filter(analysed(""), study=study)
     status_counts = dict(real.values_list("status").annotate(n=Count("id")))
+    # Still at their step: a lease not over, or only the short idle lease over within the time
+    # limit (reading a long page; the sweep leaves them active, their place free meanwhile).
+    reading = Q(place_idle=True, started_at__gt=now - timedelta(minutes=lease_minutes(study)))
+    active = real.filter(status=Participant.Status.ACTIVE)
     at_step = dict(
-        real.filter(status=Participant.Status.ACTIVE, expires_at__gt=now)
-        .values_list("position")
-        .annotate(n=Count("id"))
+        active.filter(Q(expires_at__gt=now) | reading).values_list("position").annotate(n=Count("id"))
     )
-    expired_active = real.filter(status=Participant.Status.ACTIVE, expires_at__lte=now).count()
+    expired_active = active.filter(expires_at__lte=now).exclude(reading).count()
     steps = [
         {"position": s.position, "title": s.title, "kind": s.kind, "active": at_step.get(s.position, 0)}
         for s in study_steps(study)

@@ -22,7 +22,7 @@ from django.http import FileResponse, HttpResponseBase  # noqa: E402
 from django.urls import reverse, set_script_prefix  # noqa: E402
 
 from common.downloads import pulled_in_thread  # noqa: E402
-from common.security import session_key, staff_signed_in  # noqa: E402
+from common.security import admin_address_allowed, session_key, staff_signed_in  # noqa: E402
 from config.admission import OWN_THREAD, HTTPConcurrencyLimit  # noqa: E402
 from config.embedded import start_beat  # noqa: E402
 from config.limits import Limits, RequestLimits  # noqa: E402
@@ -122,12 +122,27 @@ def _staff_signed_in(key: str) -> bool:
 _staff_signed_in_on_shared_thread = sync_to_async(_staff_signed_in, thread_sensitive=True)
 
 
+STAFF_CHECKS_AT_ONCE = 2
+_staff_checks = 0  # in this process's event loop, now
+
+
 async def large_body_allowed(scope) -> bool:
-    """Whether an admin request may send a body above the public limit (config.limits): only
-    from a signed-in staff session. Asked only of such bodies (imports), so rarely; without a
-    session cookie, no database read at all."""
+    """Whether an admin request may send a body above the public limit, or past the cap on
+    bodies held (config.limits): only from a signed-in staff session. Asked only of such
+    bodies (imports), so rarely. No database read without a session cookie or from an address
+    the admin is closed to (ADMIN_ALLOWED_NETWORKS), nor past STAFF_CHECKS_AT_ONCE checks in
+    flight (a flood of made-up cookies would queue reads on the thread that serves pages:
+    refused as signed out, a real import can be sent again)."""
+    global _staff_checks
     key = session_key(scope)
-    return key is not None and await _staff_signed_in_on_shared_thread(key)
+    client = scope.get("client") or ("", 0)
+    if key is None or not admin_address_allowed(client[0]) or _staff_checks >= STAFF_CHECKS_AT_ONCE:
+        return False
+    _staff_checks += 1
+    try:
+        return await _staff_signed_in_on_shared_thread(key)
+    finally:
+        _staff_checks -= 1
 
 
 class RegisterLoop:

@@ -143,7 +143,7 @@ class BodyRead:
         """The whole body, or None when the client disconnects first."""
         announced = announced_length(self.scope)
         if announced is not None and announced > self.limit:
-            await self.grow()
+            await self.grow(announced)
         chunks: list[bytes] = []
         while True:
             message = await receive()
@@ -151,38 +151,53 @@ class BodyRead:
                 return None
             chunk = message.get("body", b"")
             if self.size + len(chunk) > self.limit:
-                await self.grow()
-            self.take(len(chunk))
+                await self.grow(self.size + len(chunk))
+            if self.over_cap(len(chunk)):
+                # An admin request not checked yet may be a staff member's import (below the
+                # public limit too), which the cap never refuses.
+                if self.may_grow:
+                    await self.check()
+                if self.over_cap(len(chunk)):
+                    raise ServerBusy
+            self.size += len(chunk)
+            self.owner.held += len(chunk)
             if chunk:
                 chunks.append(chunk)
             if not message.get("more_body", False):
                 self.finished = True
                 return b"".join(chunks)
 
-    async def grow(self) -> None:
-        """Past the public limit: the admin's limit for a staff session, else refused."""
+    async def check(self) -> None:
+        """Ask once whether the request comes from a staff session; if so, the admin's limit."""
         owner = self.owner
-        if self.may_grow:
-            self.may_grow = False  # one check a request
-            allowed = owner.large_body_allowed
-            self.staff = allowed is None or await allowed(self.scope)
-            if self.staff:
-                self.limit = owner.admin_limits.max_body_bytes
-                return
-        raise BodyTooLarge(owner.admin_limits if self.staff else owner.public_limits, public=not self.staff)
+        self.may_grow = False
+        allowed = owner.large_body_allowed
+        self.staff = allowed is None or await allowed(self.scope)
+        if self.staff:
+            self.limit = owner.admin_limits.max_body_bytes
 
-    def take(self, size: int) -> None:
+    async def grow(self, size: int) -> None:
+        """`size` bytes are past the public limit: allowed up to the admin's limit for a staff
+        session, else refused."""
+        if self.may_grow:
+            await self.check()
+        if size > self.limit:
+            owner = self.owner
+            raise BodyTooLarge(
+                owner.admin_limits if self.staff else owner.public_limits, public=not self.staff
+            )
+
+    def over_cap(self, size: int) -> bool:
+        """Whether `size` more bytes would pass the process's cap on bodies held (a staff
+        session's body and the first SMALL_BODY_BYTES of any body are never refused for it)."""
         owner = self.owner
         cap = owner.admin_limits.max_bytes_held
-        if (
+        return (
             cap is not None
             and not self.staff
             and self.size + size > SMALL_BODY_BYTES
             and owner.held + size > cap
-        ):
-            raise ServerBusy
-        self.size += size
-        owner.held += size
+        )
 
 
 def announced_length(scope) -> int | None:

@@ -460,7 +460,10 @@ HTTP_MAX_PUBLIC_BODY_BYTES = env_int("HTTP_MAX_PUBLIC_BODY_BYTES", 2 * 1024 * 10
 # The admin too takes only that much unless the request comes from a signed-in staff session.
 # All bodies held at once by one server process: past this, bodies above 64 KiB (not a
 # participant's page in ordinary use, nor a staff member's import) are refused with 503.
-HTTP_MAX_BODY_BYTES_HELD = env_int("HTTP_MAX_BODY_BYTES_HELD", 32 * 1024 * 1024, minimum=1024 * 1024)
+# Never below the public limit: one participant's largest page would be refused every time.
+HTTP_MAX_BODY_BYTES_HELD = max(
+    env_int("HTTP_MAX_BODY_BYTES_HELD", 32 * 1024 * 1024, minimum=1024 * 1024), HTTP_MAX_PUBLIC_BODY_BYTES
+)
 HTTP_HEADER_TIMEOUT_S = env_int("HTTP_HEADER_TIMEOUT_SECONDS", 20, minimum=1)
 HTTP_MAX_HEADER_BYTES = env_int("HTTP_MAX_HEADER_BYTES", 32 * 1024, minimum=1024)
 HTTP_MAX_HEADERS = env_int("HTTP_MAX_HEADERS", 100, minimum=10)

@@ -15,6 +15,7 @@ urlpatterns = [
 ]
 
 handler404 = participant_views.not_found
+handler500 = participant_views.server_error
 
 admin.site.site_header = "Rostrum"
 admin.site.site_title = "Rostrum"

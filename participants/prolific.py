@@ -358,7 +358,7 @@ def disagreement(participant: Participant | None, submission: ProlificSubmission
         return ""
     ours = participant.status
     if prolific in FREEING and ours == Status.ACTIVE:
-        return f"{submission.get_status_display()} on Prolific, still holding a place here."
+        return f"{submission.get_status_display()} on Prolific, still active here."
     if prolific in SUBMITTED and ours in (Status.ACTIVE, Status.TIMED_OUT, Status.RETURNED):
         return f"Submitted on Prolific, but {participant.get_status_display().lower()} here."
     if prolific == SubmissionStatus.ACTIVE and ours not in (Status.ACTIVE, Status.TIMED_OUT):

@@ -7,8 +7,9 @@ from functools import cache, wraps
 from django.conf import settings
 from django.contrib.admin.views.decorators import staff_member_required
 from django.db import connection
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, HttpResponseServerError
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template import loader
 from django.urls import reverse
 from django.utils import translation
 from django.views.decorators.http import require_GET, require_http_methods
@@ -57,19 +58,32 @@ def healthz(request: HttpRequest) -> HttpResponse:
 _FAVICON = settings.BASE_DIR / "static" / "img" / "favicon.ico"
 
 
+def _error_language(request: HttpRequest) -> str:
+    """The language of an error page: the link's `lang` or the browser's, where Rostrum has it
+    (the admin's in English). A participant's own language is not known here (no lookup on an
+    error path); German participants' browsers mostly ask for German."""
+    if request.path_info.startswith("/admin/"):
+        return "en"
+    offered = [code for code, _name in settings.LANGUAGES]
+    requested = request.GET.get(LANG_PARAM, "")
+    return entry_language(
+        offered=offered, requested=requested, accept=request.headers.get("Accept-Language", "")
+    )
+
+
 def not_found(request: HttpRequest, exception=None) -> HttpResponse:
     """Any 404 (handler404): what a participant with a mistyped or stale link reads, in the
-    link's `lang` or the browser's language where Rostrum has it (the admin's in English),
-    in the study pages' style. The address asked for is not shown back."""
-    language = "en"
-    if not request.path_info.startswith("/admin/"):
-        offered = [code for code, _name in settings.LANGUAGES]
-        requested = request.GET.get(LANG_PARAM, "")
-        language = entry_language(
-            offered=offered, requested=requested, accept=request.headers.get("Accept-Language", "")
-        )
-    with translation.override(language):
+    study pages' style. The address asked for is not shown back."""
+    with translation.override(_error_language(request)):
         return render(request, "404.html", status=404)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """Any 500 (handler500): the step view's language was gone by the time Django's own
+    handler rendered the page (it is unwound with the exception), so German participants read
+    English. No context processors, no database: the page must render whatever failed."""
+    with translation.override(_error_language(request)):
+        return HttpResponseServerError(loader.get_template("500.html").render())
 
 
 @require_GET

@@ -13,12 +13,15 @@ die() { printf '\nFATAL: %s\n' "$*" >&2; exit 1; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else die "need root for: $*"; fi; }
 
 # Debian's package. Another apt or dpkg run (unattended upgrades, a second checkout
-# installing too) holds apt's locks for a while: wait for it (up to 10 minutes), not fail.
+# installing too) holds apt's locks for a while: wait for it (up to 10 minutes: DPkg's own
+# timeout for the install; retries every 10 s for the update, which fails at once on its
+# lock), and fail at once on anything else.
 apt_install() {
-  local tries=0
-  until as_root apt-get -o DPkg::Lock::Timeout=600 update -qq; do
+  local tries=0 out
+  until out=$(as_root apt-get update -qq 2>&1); do
+    case "$out" in *"Could not get lock"*|*"Unable to lock"*) ;; *) echo "$out" >&2; die "apt-get update failed" ;; esac
     tries=$((tries + 1))
-    [ "$tries" -lt 60 ] || die "apt-get update failed"
+    [ "$tries" -lt 60 ] || die "apt-get update: apt's lock still held after 10 minutes"
     echo "apt-get update: waiting for apt's lock ($tries)"
     sleep 10
   done

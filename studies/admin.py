@@ -135,7 +135,9 @@ class StudyForm(forms.ModelForm):
     def clean(self):
         """Going live: the go-live checks, on the study as this form would save it. They read
         the stored row before, so ticking "Pilot" and choosing Live in one save was refused
-        for not being a pilot (the researcher walk)."""
+        for not being a pilot (the researcher walk). Steps and content added in the same save
+        are not seen yet (the inlines are saved after the form): the service checks again
+        after saving, so nothing unchecked goes live."""
         cleaned = super().clean()
         status = cleaned.get("status")
         if status == Study.Status.LIVE and self.instance.pk and self.instance.status != Study.Status.LIVE:

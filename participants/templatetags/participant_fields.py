@@ -36,7 +36,9 @@ def step_field(field: BoundField) -> SafeString:
         out.append(f' data-show-if="{esc(show_if)}"')
     out.append(">\n")
     label = linebreaksbr(field.label)
-    if not field.field.required:  # said, or a participant cannot tell they may skip it
+    # Said, or a participant cannot tell they may skip it; not on a box another answer opens
+    # ("please describe"), which is required once it shows.
+    if not field.field.required and not show_if:
         optional = esc(gettext("(optional)"))
         label = f'{label} <span class="optional">{optional}</span>'
     help_text = field.help_text

@@ -183,7 +183,11 @@ def test_bodies_held_at_once_are_capped_but_small_and_staff_bodies_pass():
 
     async def scenario():
         app = Application()
-        middleware = RequestLimits(app, limits, large_body_allowed=SessionCheck(True))
+
+        async def staff_only_at_import(scope) -> bool:  # the import page's poster is signed in
+            return scope["path"] == "/admin/import/"
+
+        middleware = RequestLimits(app, limits, large_body_allowed=staff_only_at_import)
         release = asyncio.Event()
         statuses: dict[str, int] = {}
 
@@ -218,13 +222,25 @@ def test_bodies_held_at_once_are_capped_but_small_and_staff_bodies_pass():
         await request("third", "/p/token/", [body(b"x" * big)])
         await request("participant", "/p/token/", [body(b"x" * 2000)])
         await request("staff", "/admin/import/", [body(b"x" * (3 * big), more=True), body(b"")])
+        # Below the public limit too: a staff import is checked when the cap would refuse it
+        # (it was refused: the session was asked only past the public limit; the review).
+        await request("staff-small", "/admin/import/", [body(b"x" * big)])
+        await request("anonymous-admin", "/admin/other/", [body(b"x" * big)])
         release.set()
         await asyncio.gather(*stalled)
         assert middleware.held == 0
         return statuses
 
     statuses = asyncio.run(scenario())
-    assert statuses == {"third": 503, "participant": 200, "staff": 200, "stalled-0": None, "stalled-1": None}
+    assert statuses == {
+        "third": 503,
+        "participant": 200,
+        "staff": 200,
+        "staff-small": 200,
+        "anonymous-admin": 503,
+        "stalled-0": None,
+        "stalled-1": None,
+    }
 
 
 def test_a_body_announced_too_large_is_refused_without_reading_it():
@@ -314,3 +330,37 @@ def test_form_data_that_names_a_charset_other_than_utf8_is_refused_with_400():
         headers = [*((b"content-type", value) for value in sneaked), (b"content-length", b"3")]
         status, app, _ = serve([body(b"a=b")], headers=headers)
         assert (status, app.calls) == (400, 0), sneaked
+
+
+def test_the_staff_check_reads_nothing_for_strangers_or_past_its_places(settings, monkeypatch):
+    """Anyone could make the server read a session for a made-up cookie (the review): not from
+    an address the admin is closed to, not without a cookie, and at most a few at once."""
+    from config import asgi
+
+    reads: list[str] = []
+    release = asyncio.Event()
+
+    async def reading(key):
+        reads.append(key)
+        await release.wait()
+        return True
+
+    monkeypatch.setattr(asgi, "_staff_signed_in_on_shared_thread", reading)
+
+    def scope(cookie: str | None, client: str = "198.51.100.7") -> dict:
+        headers = [(b"cookie", f"sessionid={cookie}".encode())] if cookie else []
+        return {"type": "http", "path": "/admin/import/", "headers": headers, "client": (client, 5000)}
+
+    async def scenario():
+        assert await asgi.large_body_allowed(scope(None)) is False
+        settings.ADMIN_ALLOWED_NETWORKS = ["10.0.0.0/8"]
+        assert await asgi.large_body_allowed(scope("s" * 32)) is False
+        assert reads == []  # neither read a session
+        settings.ADMIN_ALLOWED_NETWORKS = []
+        checks = [asyncio.create_task(asgi.large_body_allowed(scope(f"k{n}" * 8))) for n in range(3)]
+        await asyncio.sleep(0.01)
+        assert len(reads) == asgi.STAFF_CHECKS_AT_ONCE  # the third was refused unread
+        release.set()
+        return await asyncio.gather(*checks)
+
+    assert asyncio.run(scenario()) == [True, True, False]

@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 from django.test import RequestFactory
 from django.utils import translation
-from django.views.defaults import server_error
+
+from participants.views import server_error
 
 pytestmark = pytest.mark.django_db
 
@@ -35,9 +36,21 @@ def test_the_address_asked_for_is_not_shown_back(client):
 
 
 def test_a_server_error_says_earlier_answers_are_kept_and_what_to_do():
-    request = RequestFactory().get("/p/token/")
-    with translation.override("de"):
+    """In the browser's language: the step view's own was unwound with the exception, so
+    Django's handler gave German participants the English page (the review)."""
+    request = RequestFactory().get("/p/token/", HTTP_ACCEPT_LANGUAGE="de-DE,de;q=0.9")
+    with translation.override("en"):  # as after the step view's language is gone
         response = server_error(request)
     page = response.content.decode()
     assert response.status_code == 500
     assert "<h1>Etwas ist schiefgelaufen</h1>" in page and "vorherigen Seiten sind gespeichert" in page
+
+
+def test_django_uses_these_pages():
+    from django.urls import get_resolver
+
+    from participants.views import not_found
+
+    resolver = get_resolver()
+    assert resolver.resolve_error_handler(404) is not_found
+    assert resolver.resolve_error_handler(500) is server_error

@@ -138,3 +138,20 @@ def test_a_screen_reader_reads_help_slider_ends_counters_and_errors_with_their_c
     if errors:
         error_block = re.search(r'<div class="field-errors" id="id_age_error">(.*?)</div>', page).group(1)
         assert error_block.startswith('<p class="error">')
+
+
+def test_optional_items_say_so_but_a_box_another_answer_opens_does_not(questions):
+    """The "please describe" box is not required by its field (it shows only after its option),
+    but is refused empty once shown: "(optional)" there read as permission to skip it (the review)."""
+    form = QuestionForm(questions)
+    marked = {field.name: "(optional)" in step_field(field) for field in form}
+    assert marked == {
+        "colour": False,
+        "colour_specify": False,
+        "agree": True,
+        "age": False,
+        "warmth": False,
+        "plain": False,
+        "why": False,
+        "more": True,
+    }

@@ -222,6 +222,25 @@ def test_a_participant_reading_past_the_idle_lease_is_not_timed_out_but_the_plac
     assert p.status == Participant.Status.TIMED_OUT
 
 
+def test_the_overview_counts_a_reader_past_the_idle_lease_at_their_step(settings, roomy_study):
+    """Left active by the sweep, a reader past the idle lease was counted "in progress past the
+    time limit" and missing from their step's count (the review)."""
+    from analysis.overview import study_overview
+
+    w, _ = at_story(roomy_study, from_address(address()))
+    p = Participant.objects.get(prolific_pid=w.pid)
+    Participant.objects.filter(pk=p.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    overview = study_overview(roomy_study)
+    story = next(s for s in overview["steps"] if s["position"] == p.position)
+    assert (story["active"], overview["expired_active"]) == (1, 0)
+    # Past the time limit itself: counted as such, not at the step.
+    limit = timedelta(minutes=roomy_study.effective_time_limit_minutes, seconds=1)
+    Participant.objects.filter(pk=p.pk).update(started_at=timezone.now() - limit)
+    overview = study_overview(roomy_study)
+    story = next(s for s in overview["steps"] if s["position"] == p.position)
+    assert (story["active"], overview["expired_active"]) == (0, 1)
+
+
 def test_a_reader_back_after_the_idle_lease_keeps_a_place_still_free(settings, roomy_study):
     w, _ = at_story(roomy_study, from_address(address()))
     Participant.objects.filter(prolific_pid=w.pid).update(expires_at=timezone.now() - timedelta(seconds=1))

@@ -84,20 +84,26 @@ def overview_view(request, study_id: int):
 
 def exports_view(request, study_id: int):
     study = _study_for(request, study_id)
+    step_kinds = set(study.steps.values_list("kind", flat=True))
+    tables = [
+        {
+            "name": t.name,
+            "description": t.description,
+            "url": reverse("admin:studies_study_export_csv", args=[study.pk, t.name]),
+            "columns": t.columns,
+            "ours": t.holds_rows_of(step_kinds),
+        }
+        for t in TABLES.values()
+    ]
     context = {
         **admin.site.each_context(request),
         "title": f"Export: {study.title}",
         "study": study,
         "opts": Study._meta,
-        "tables": [
-            {
-                "name": t.name,
-                "description": t.description,
-                "url": reverse("admin:studies_study_export_csv", args=[study.pk, t.name]),
-                "columns": t.columns,
-            }
-            for t in TABLES.values()
-        ],
+        # This study's design's tables first; the others (empty for it) after, folded away:
+        # every table was listed alike, headers only for most (the researcher walk).
+        "tables": [table for table in tables if table["ours"]],
+        "other_tables": [table for table in tables if not table["ours"]],
         "codebook_url": reverse("admin:studies_study_export_csv", args=[study.pk, "codebook"]),
         "bundle_url": reverse("admin:studies_study_bundle", args=[study.pk]),
         "pseudonyms": not sees_raw_ids(request.user),

@@ -106,5 +106,10 @@ JUDGEMENT_COLUMNS = [
 
 
 JUDGEMENTS = Table(
-    "judgements", "One row per judgement of a dialogue.", JUDGEMENT_COLUMNS, judgement_rows, windowed=True
+    "judgements",
+    "One row per judgement of a dialogue.",
+    JUDGEMENT_COLUMNS,
+    judgement_rows,
+    windowed=True,
+    kinds=frozenset({"judgement"}),
 )

@@ -208,6 +208,7 @@ CLAIM_JUDGEMENTS = Table(
     CLAIM_JUDGEMENT_COLUMNS,
     claim_judgement_rows,
     windowed=True,
+    kinds=frozenset({"claim_session"}),
 )
 LIVE_TURNS = Table(
     "live_turns",
@@ -215,4 +216,5 @@ LIVE_TURNS = Table(
     LIVE_TURN_COLUMNS,
     live_turn_rows,
     windowed=True,
+    kinds=frozenset({"claim_session"}),
 )

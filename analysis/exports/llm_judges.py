@@ -76,4 +76,5 @@ LLM_JUDGEMENTS = Table(
     LLM_JUDGEMENT_COLUMNS,
     llm_judgement_rows,
     windowed=True,
+    kinds=frozenset({"judgement"}),
 )

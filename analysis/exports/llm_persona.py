@@ -137,6 +137,7 @@ LLM_PERSONA_JUDGEMENTS = Table(
     "without one (design B, paper 001 Study II).",
     PERSONA_JUDGEMENT_COLUMNS,
     persona_judgement_rows,
+    kinds=frozenset({"claim_session"}),
 )
 
 
@@ -201,4 +202,5 @@ LLM_STRATEGY_RATINGS = Table(
     "One row per debater of a live debate, rater and persuasion strategy (design B, paper 001 Table 3).",
     STRATEGY_RATING_COLUMNS,
     strategy_rating_rows,
+    kinds=frozenset({"claim_session"}),
 )

@@ -90,4 +90,5 @@ COMPARISONS = Table(
     COMPARISON_COLUMNS,
     comparison_rows,
     windowed=True,
+    kinds=frozenset({"pairwise"}),
 )

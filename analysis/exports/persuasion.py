@@ -392,6 +392,7 @@ PERSUASION_DIALOGUES = PersuasionTable(
     lambda study, window=ALL: dialogue_rows(study_dialogues(study), study, window),
     windowed=True,
     batch_rows=lambda batch: dialogue_rows(batch_dialogues(batch), None),
+    kinds=frozenset({"persuasion_dialogue"}),
 )
 PERSUASION_MOVES = PersuasionTable(
     "persuasion_moves",
@@ -399,5 +400,6 @@ PERSUASION_MOVES = PersuasionTable(
     MOVE_COLUMNS,
     lambda study: move_rows(study_dialogues(study), study),
     batch_rows=lambda batch: move_rows(batch_dialogues(batch), None),
+    kinds=frozenset({"persuasion_dialogue"}),
 )
 PERSUASION_TABLES = {t.name: t for t in (PERSUASION_DIALOGUES, PERSUASION_MOVES)}

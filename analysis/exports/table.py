@@ -55,6 +55,12 @@ class Table:
     columns: list[Column]
     rows: Callable[..., Iterator[dict]]
     windowed: bool = False
+    # The step kinds of the study design whose rows the table holds; empty: every design's.
+    kinds: frozenset[str] = frozenset()
+
+    def holds_rows_of(self, step_kinds: set[str]) -> bool:
+        """Whether a study with these step kinds can have rows in this table."""
+        return not self.kinds or bool(self.kinds & step_kinds)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "columns", [STUDY, STUDY_SHA256, *self.columns])

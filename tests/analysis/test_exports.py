@@ -256,3 +256,30 @@ def test_a_window_of_a_table_holds_the_rows_of_the_whole_table_cut_the_same_way(
             slice(n + 3, n + 9),
         ]:
             assert [[c.get(r) for c in table.columns] for r in table.rows_for(study, window)] == whole[window]
+
+
+@pytest.mark.django_db
+def test_the_export_page_puts_the_studys_own_tables_first(experimenter):
+    """Every design's tables were listed alike for every study, headers only for most (the
+    researcher walk): the others are folded away below, still downloadable."""
+    from debates.demo import loader
+
+    for study, ours, others in [
+        (
+            loader.mystery_study(),
+            {"participants", "responses", "judgements", "llm_judgements"},
+            {"comparisons"},
+        ),
+        (loader.pairs_study(), {"participants", "comparisons", "draws"}, {"judgements", "claim_judgements"}),
+        (
+            loader.claim_study(),
+            {"claim_judgements", "live_turns", "llm_persona_judgements"},
+            {"persuasion_moves"},
+        ),
+    ]:
+        page = experimenter.get(f"/admin/studies/study/{study.pk}/export/").content.decode()
+        main, folded = page.split('<details id="other-designs">')
+        for name in ours:
+            assert f"{name}.csv</a></h2>" in main, (study.slug, name)
+        for name in others:
+            assert f"{name}.csv</a>" in folded and f"{name}.csv</a></h2>" not in main, (study.slug, name)

@@ -50,7 +50,12 @@ def cases_parse(text: str) -> tuple[list[dict], list[dict], list[dict]]:
     baseline = condition_baselines() | {c["slug"]: c["baseline"] for c in conditions}
     cases = _check_cases(check, raw_cases)
     known = {c["slug"]: c for c in cases} | _existing_cases(raw_dialogues, cases)
-    dialogues = _check_dialogues(check, raw_dialogues, known, baseline)
+    # Cases of this file refused above: their dialogues are not also told "no case with slug"
+    # (one mistake in a case read as one more per dialogue).
+    refused = {
+        obj.get("slug") for obj in raw_cases if isinstance(obj, dict) and isinstance(obj.get("slug"), str)
+    } - set(known)
+    dialogues = _check_dialogues(check, raw_dialogues, known, baseline, refused)
     _check_locked_dialogues(check, dialogues)
     _check_locked_cases(check, cases)
     check.raise_if_any()
@@ -195,7 +200,11 @@ def _existing_cases(raw_dialogues: PosList, cases: list[dict]) -> dict:
 
 
 def _check_dialogues(
-    check: Checker, raw: PosList, known_cases: dict, baseline: dict[str, bool]
+    check: Checker,
+    raw: PosList,
+    known_cases: dict,
+    baseline: dict[str, bool],
+    refused_cases: set = frozenset(),
 ) -> list[dict]:
     dialogues, seen = [], set()
     allowed = {"slug", "case", "condition", "active_side", "variant", "side_a", "turns"}
@@ -215,6 +224,9 @@ def _check_dialogues(
         if d["slug"] in seen:
             check.add(obj.key_line("slug"), f"{path}.slug", f"slug {d['slug']!r} appears twice")
         seen.add(d["slug"])
+        if d["case"] in refused_cases:  # said at the case; the dialogue is not imported either
+            _check_condition(check, obj, path, d, baseline)
+            continue
         if d["case"] and d["case"] not in known_cases:
             check.add(obj.key_line("case"), f"{path}.case", f"no case with slug {d['case']!r}")
         _check_condition(check, obj, path, d, baseline)

@@ -76,6 +76,19 @@ class TestImport:
         )
         assert list(Turn.objects.values_list("pk", flat=True)) == turns  # not rewritten
 
+    def test_one_mistake_in_a_case_is_said_once_not_once_more_per_dialogue(self):
+        """A bad rival also added "no case with slug 'harbour'" for every dialogue of the case
+        (6 problems for 2 mistakes; the researcher walk)."""
+        dialogues = [
+            dialogue(),
+            dialogue(slug="harbour-two"),
+            dialogue(slug="elsewhere", case_slug="nowhere"),
+        ]
+        problems = problems_of(document([case(rival="Zed")], dialogues))
+        assert len(problems) == 2, problems
+        assert "rival" in problems[0]
+        assert "no case with slug 'nowhere'" in problems[1]  # a case the file does not have at all
+
     def test_errors_name_the_line_and_the_field(self):
         text = document(
             dialogues=[dialogue(turns=[{"speaker": "A", "text": "x"}, {"speaker": "A", "text": "y"}])]

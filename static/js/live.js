@@ -30,6 +30,7 @@
   var chat = document.getElementById("chat");
   var statusLine = document.getElementById("live-status");
   var focusBack = false; // the keyboard was moved from the hidden question box to the status
+  var baseTitle = document.title; // "Your turn · …" while it is: a cue in a background tab
   var composer = document.getElementById("composer");
   var question = document.getElementById("question");
   var sendButton = document.getElementById("send");
@@ -173,6 +174,8 @@
       focusBack = false;
     }
     wasJudgeTurn = judgeTurn;
+    var title = (judgeTurn ? say("title_your_turn", "Your turn") + " · " : "") + baseTitle;
+    if (document.title !== title) document.title = title;
     var text;
     if (errorMessage) text = errorMessage;
     else if (!connected) text = say("lost", "Connection lost — reconnecting…");

@@ -28,6 +28,7 @@
   var chat = document.getElementById("p-chat");
   var statusLine = document.getElementById("p-status");
   var focusBack = false; // the keyboard was moved from the hidden text box to the status
+  var baseTitle = document.title; // "Your turn · …" while it is: a cue in a background tab
   var stores = document.getElementById("stores");
   var storeOwn = document.getElementById("store-own");
   var storeOther = document.getElementById("store-other");
@@ -195,6 +196,8 @@
       focusBack = false;
     }
     wasMyTurn = myTurn;
+    var title = (myTurn ? say("title_your_turn", "Your turn") + " · " : "") + baseTitle;
+    if (document.title !== title) document.title = title;
     finish.disabled = !snap.ended;
     if (finishHint) finishHint.hidden = snap.ended;
     if (standIn) standIn.hidden = snap.pairing !== "human_ai";

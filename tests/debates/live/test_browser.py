@@ -170,6 +170,7 @@ def wait_for_judge_turn(page: Page, shown: int) -> None:
         timeout=TURN_WAIT,
     )
     expect(status(page)).to_have_text(STATUS_YOUR_TURN)
+    expect(page).to_have_title(re.compile(r"^Your turn · "))  # a cue in a background tab
 
 
 def ask(page: Page, text: str, target: str | None) -> None:
@@ -179,6 +180,7 @@ def ask(page: Page, text: str, target: str | None) -> None:
         choose(page, "Ask", target)
     page.get_by_role("button", name="Send question").click()
     expect(composer(page)).to_be_hidden()
+    expect(page).not_to_have_title(re.compile(r"^Your turn"))
 
 
 def pass_turn(page: Page) -> None:

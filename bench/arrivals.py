@@ -32,6 +32,7 @@ from datetime import datetime
 from pathlib import Path
 
 from bench import procstat
+from config.protocol import UVICORN_OPTIONS
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -220,12 +221,7 @@ class Server:
             "--port",
             str(self.port),
             "--no-access-log",
-            # As production starts it (docker/Dockerfile): httptools with limits on the request head.
-            "--http",
-            "config.protocol:LimitedHttpTools",
-            "--ws-max-size",
-            "262144",
-            "--no-server-header",
+            *UVICORN_OPTIONS,  # as production starts it (docker/Dockerfile)
         ]
         self.env = env
         self.process: subprocess.Popen | None = None

@@ -9,6 +9,7 @@ its view set one. X-Frame-Options comes from Django's XFrameOptionsMiddleware (D
 from __future__ import annotations
 
 import ipaddress
+from functools import cache
 from importlib import import_module
 from types import SimpleNamespace
 
@@ -93,7 +94,13 @@ def admin_address_allowed(address: str | None) -> bool:
         ip = ipaddress.ip_address(address or "")
     except ValueError:
         return False
-    return any(ip in ipaddress.ip_network(n, strict=False) for n in settings.ADMIN_ALLOWED_NETWORKS)
+    return any(ip in network for network in _networks(tuple(settings.ADMIN_ALLOWED_NETWORKS)))
+
+
+@cache
+def _networks(names: tuple[str, ...]) -> list:
+    """The networks, parsed once per setting value (not on every admin request)."""
+    return [ipaddress.ip_network(n, strict=False) for n in names]
 
 
 class LoginRateLimit:

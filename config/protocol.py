@@ -1,6 +1,7 @@
 """uvicorn's httptools protocol with limits on the request head.
 
-Run as `uvicorn … --http config.protocol:LimitedHttpTools` (Makefile, docker/Dockerfile).
+Run as `uvicorn … --http config.protocol:LimitedHttpTools` (UVICORN_OPTIONS below, scripts/demo.sh,
+docker/Dockerfile).
 
 uvicorn's fast parser (httptools, its default) buffers a request line and headers of any
 size, in any number, for as long as the client takes to send them: an 8 MB header block or
@@ -23,6 +24,18 @@ from __future__ import annotations
 import asyncio
 
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+
+# uvicorn's options as production starts it (docker/Dockerfile and scripts/demo.sh write the same
+# on their command lines): this protocol; websocket frames of at most 256 KiB (uvicorn's default
+# is 16 MiB, held and decoded before the app refuses anything over 16,384 characters); no
+# `server:` header. The test servers, devtools.cluster and bench/arrivals start uvicorn with these.
+UVICORN_OPTIONS = [
+    "--http",
+    "config.protocol:LimitedHttpTools",
+    "--ws-max-size",
+    "262144",
+    "--no-server-header",
+]
 
 
 class HeadRefused(Exception):

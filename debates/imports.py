@@ -478,3 +478,9 @@ class ImportCommand(BaseCommand):
             lines = "\n".join(f"  {p}" for p in invalid.problems)
             raise CommandError(f"{path}: {invalid}\n{lines}") from None
         self.stdout.write(self.style.SUCCESS(f"Imported {path}: {summary}"))
+
+
+def same_fields(row, fields: dict) -> bool:
+    """Whether a stored row already holds these values (the same file imported again: nothing
+    to write, and nothing to report as updated)."""
+    return all(getattr(row, name) == value for name, value in fields.items())

@@ -33,19 +33,13 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from config.protocol import UVICORN_OPTIONS
+
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 # As docker/Dockerfile starts it: httptools with limits on the request head, the client's
 # address from the proxy's X-Forwarded-For (trusted from FORWARDED_ALLOW_IPS).
-SERVER_OPTIONS = [
-    "--http",
-    "config.protocol:LimitedHttpTools",
-    "--ws-max-size",
-    "262144",
-    "--no-server-header",
-    "--proxy-headers",
-    "--no-access-log",
-]
+SERVER_OPTIONS = [*UVICORN_OPTIONS, "--proxy-headers", "--no-access-log"]
 # As docker/compose.yaml starts them: live turns wait on the model, so a thread pool.
 WORKER_OPTIONS = ["--loglevel", "INFO", "--pool", "threads"]
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"

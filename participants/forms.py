@@ -80,8 +80,7 @@ def _base_field(q: Question, text: str, help_text: str, labels: list[str]) -> fo
         choices = list(zip(q.option_list, labels, strict=True))
         return forms.ChoiceField(choices=choices, widget=forms.RadioSelect, **common)
     if q.kind == Kind.SLIDER:
-        low = 0 if q.min_value is None else q.min_value
-        high = 100 if q.max_value is None else q.max_value
+        low, high = q.answer_range
         return SliderField(min_value=low, max_value=high, **common)
     if q.kind == Kind.NUMBER:
         return NumberField(min_value=q.min_value, max_value=q.max_value, **common)

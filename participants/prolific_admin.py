@@ -101,11 +101,10 @@ def review_view(request, study_id: int):
     if not request.user.has_perm(VIEW_PERMISSION):
         raise PermissionDenied
     places = places_needed(study)
-    initial = {"places": places[0]} if places else {}
     if request.POST.get("action") == "create":
         draft_form = DraftForm(request.POST)
     else:
-        draft_form = DraftForm(initial=initial)
+        draft_form = DraftForm(initial={"places": places[0]} if places else None)
     if request.method == "POST":
         if not request.user.has_perm(ACT_PERMISSION):
             raise PermissionDenied

@@ -300,7 +300,7 @@ def score_range(config: dict, questions: dict) -> tuple[float, float] | None:
     highest (Likert items are coded 1 to the number of options, reversed or not); None when an
     item is unbounded or not a score item. With an optional item the mean is over the items
     answered, so it can reach any one item's bounds."""
-    lows, highs = [], []
+    lows, highs, all_required = [], [], True
     for key in key_list(config.get("score_items", "")):
         q = questions.get(key)
         if q is None or q.kind not in ("likert", "slider", "number"):
@@ -310,9 +310,10 @@ def score_range(config: dict, questions: dict) -> tuple[float, float] | None:
             return None
         lows.append(low)
         highs.append(high)
+        all_required = all_required and q.required
     if not lows:
         return None
-    if all(questions[key].required for key in key_list(config.get("score_items", ""))):
+    if all_required:
         return sum(lows) / len(lows), sum(highs) / len(highs)
     return min(lows), max(highs)
 

@@ -15,6 +15,7 @@ from django.utils import translation
 from django.views.decorators.http import require_GET, require_http_methods
 
 from common import limits
+from common.security import ADMIN_PREFIX
 from participants import flags, services
 from participants.i18n import LANG_PARAM, entry_language, language_of, participant_language
 from participants.models import Participant
@@ -62,7 +63,7 @@ def _error_language(request: HttpRequest) -> str:
     """The language of an error page: the link's `lang` or the browser's, where Rostrum has it
     (the admin's in English). A participant's own language is not known here (no lookup on an
     error path); German participants' browsers mostly ask for German."""
-    if request.path_info.startswith("/admin/"):
+    if request.path_info.startswith(ADMIN_PREFIX):
         return "en"
     offered = [code for code, _name in settings.LANGUAGES]
     requested = request.GET.get(LANG_PARAM, "")

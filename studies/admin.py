@@ -9,6 +9,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.forms.models import construct_instance
 from django.http import Http404, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
@@ -108,11 +109,6 @@ class StepInline(admin.TabularInline):
         return not self._locked(obj) and super().has_delete_permission(request, obj)
 
 
-def _raw(value):
-    """A cleaned value as the model's attribute holds it (a related row as its key)."""
-    return value.pk if hasattr(value, "_meta") else value
-
-
 class StudyForm(forms.ModelForm):
     class Meta:
         model = Study
@@ -141,15 +137,7 @@ class StudyForm(forms.ModelForm):
         cleaned = super().clean()
         status = cleaned.get("status")
         if status == Study.Status.LIVE and self.instance.pk and self.instance.status != Study.Status.LIVE:
-            submitted = copy.copy(self.instance)
-            for field in Study._meta.concrete_fields:
-                if field.name in cleaned:
-                    setattr(
-                        submitted,
-                        field.attname if field.is_relation else field.name,
-                        _raw(cleaned[field.name]),
-                    )
-            problems = study_problems(submitted)
+            problems = study_problems(construct_instance(self, copy.copy(self.instance)))
             if problems:
                 self.add_error("status", problems)
         return cleaned

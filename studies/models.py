@@ -277,7 +277,7 @@ class Question(models.Model):
     @property
     def answer_range(self) -> tuple[int | None, int | None]:
         """The numbers a slider or number item accepts (None: no bound; a slider is 0-100
-        unless set), as participants.forms builds its field."""
+        unless set): participants.forms builds its field from them."""
         if self.kind == self.Kind.SLIDER:
             return (
                 0 if self.min_value is None else self.min_value,

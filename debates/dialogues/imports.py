@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import Q
 
-from debates.imports import Checker, PosDict, PosList, open_document
+from debates.imports import Checker, PosDict, PosList, open_document, same_fields
 from debates.models import Case, Condition, Dialogue, DialogueAssignment, StudyDialogue, Turn, count_words
 from debates.models.dialogues import PAPER_CONDITIONS, paper_conditions_ensure
 
@@ -224,10 +224,8 @@ def _check_dialogues(
         if d["slug"] in seen:
             check.add(obj.key_line("slug"), f"{path}.slug", f"slug {d['slug']!r} appears twice")
         seen.add(d["slug"])
-        if d["case"] in refused_cases:  # said at the case; the dialogue is not imported either
-            _check_condition(check, obj, path, d, baseline)
-            continue
-        if d["case"] and d["case"] not in known_cases:
+        # A case of this file refused above is said there, not once more per dialogue.
+        if d["case"] and d["case"] not in known_cases and d["case"] not in refused_cases:
             check.add(obj.key_line("case"), f"{path}.case", f"no case with slug {d['case']!r}")
         _check_condition(check, obj, path, d, baseline)
         if len(check.problems) == before:
@@ -372,11 +370,6 @@ def _check_locked_cases(check: Checker, cases: list[dict]) -> None:
                 "a study participants have taken uses this case, so it cannot change; "
                 "give the new version a new slug",
             )
-
-
-def same_fields(row, fields: dict) -> bool:
-    """Whether a stored row already holds these values (an import of the same file again)."""
-    return all(getattr(row, name) == value for name, value in fields.items())
 
 
 @transaction.atomic

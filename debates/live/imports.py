@@ -20,6 +20,7 @@ from debates.imports import (
     csv_rows,
     looks_like_json,
     open_document,
+    same_fields,
 )
 from debates.models import Claim, LiveSession, StudyClaim
 
@@ -226,7 +227,7 @@ def claims_import(*, text: str, filename: str = "") -> ClaimImportSummary:
     for claim in claims_parse(text, filename=filename):
         fields = {k: claim[k] for k in CLAIM_FIELDS}
         existing = Claim.objects.filter(slug=claim["slug"]).first()
-        if existing is not None and all(getattr(existing, k) == v for k, v in fields.items()):
+        if existing is not None and same_fields(existing, fields):
             summary.unchanged += 1  # the same file again: nothing written
             continue
         _, created = Claim.objects.update_or_create(slug=claim["slug"], defaults=fields)

@@ -97,7 +97,7 @@ def test_nul_characters_and_deep_json_get_errors_on_postgresql_and_the_socket_st
 def test_a_frame_over_the_servers_limit_closes_the_socket_before_it_is_read_whole(token):
     """uvicorn's default frame limit (16 MiB) let a participant's sockets make the server hold
     and decode frames a thousand times longer than any message; the servers start with
-    --ws-max-size 262144 (tests.support.servers, the Makefile, the Dockerfile, devtools.cluster)."""
+    --ws-max-size 262144 (config.protocol.UVICORN_OPTIONS, scripts/demo.sh, the Dockerfile)."""
     with asgi_server(**ENV) as base:
         s = opened(base, token)
         under = answer(s, json.dumps({"type": "say", "text": "x" * 200_000}))  # the app's own refusal

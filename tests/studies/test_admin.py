@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 from studies.models import Question, Step, Study
 from studies.services import study_set_status
 from tests.support.cast import Walker
-from tests.support.studies import CONSENT_STEP, DEBRIEF_STEP, build_study
+from tests.support.studies import CONSENT_STEP, DEBRIEF_STEP, build_study, study_page_post
 
 
 @pytest.mark.django_db
@@ -108,51 +108,11 @@ class TestStepConfiguration:
         steps = list(Step.objects.filter(study=study).order_by("position"))
         page = experimenter.get(f"/admin/studies/study/{study.pk}/change/").content.decode()
         assert "Configure this step" in page
-        data = {
-            "title": study.title,
-            "slug": study.slug,
-            "status": "draft",
-            "notes": "",
-            "prolific_study_id": "",
-            "completion_code": "CDONE",
-            "failed_check_code": "CFAIL",
-            "no_consent_code": "CNOCON",
-            "screened_out_code": "CSCREEN",
-            "estimated_minutes": 10,
-            "time_limit_minutes": 0,
-            "attention_failures_to_end": 2,
-            "wpm_cap": "",
-            "target_per_item": 6,
-            "exclusion_frees_place": "on",
-            "seed": study.seed,
-            "analysis_plan": "",
-            "steps-TOTAL_FORMS": 3,
-            "steps-INITIAL_FORMS": 3,
-            "steps-MIN_NUM_FORMS": 0,
-            "steps-MAX_NUM_FORMS": 1000,
-            "study_dialogues-TOTAL_FORMS": 0,
-            "study_dialogues-INITIAL_FORMS": 0,
-            "study_dialogues-MIN_NUM_FORMS": 0,
-            "study_dialogues-MAX_NUM_FORMS": 1000,
-            "study_claims-TOTAL_FORMS": 0,
-            "study_claims-INITIAL_FORMS": 0,
-            "study_claims-MIN_NUM_FORMS": 0,
-            "study_claims-MAX_NUM_FORMS": 1000,
-            "condition_targets-TOTAL_FORMS": 0,
-            "condition_targets-INITIAL_FORMS": 0,
-            "condition_targets-MIN_NUM_FORMS": 0,
-            "condition_targets-MAX_NUM_FORMS": 1000,
-        }
-        for n, (step, position) in enumerate(zip(steps, [2, 1, 3])):
-            data.update(
-                {
-                    f"steps-{n}-id": step.pk,
-                    f"steps-{n}-study": study.pk,
-                    f"steps-{n}-position": position,
-                    f"steps-{n}-kind": step.kind,
-                    f"steps-{n}-title": step.title,
-                }
-            )
+        rows = [
+            {"id": step.pk, "position": position, "kind": step.kind, "title": step.title}
+            for step, position in zip(steps, [2, 1, 3])
+        ]
+        data = study_page_post(study, rows)
         response = experimenter.post(f"/admin/studies/study/{study.pk}/change/", data)
         assert response.status_code == 302, response.content.decode()[-3000:]
         assert list(Step.objects.filter(study=study).order_by("position").values_list("kind", flat=True)) == [
@@ -209,46 +169,11 @@ def test_a_step_added_at_a_taken_position_is_inserted_there(experimenter):
 
 def study_page_data(study: Study, **changes) -> dict:
     """The study's change form as the admin page posts it, its steps unchanged."""
-    data = {
-        "title": study.title,
-        "slug": study.slug,
-        "status": study.status,
-        "notes": "",
-        "prolific_study_id": study.prolific_study_id,
-        "completion_code": "CDONE",
-        "failed_check_code": "CFAIL",
-        "no_consent_code": "CNOCON",
-        "screened_out_code": "CSCREEN",
-        "estimated_minutes": 10,
-        "time_limit_minutes": 0,
-        "attention_failures_to_end": 2,
-        "wpm_cap": "",
-        "target_per_item": 6,
-        "exclusion_frees_place": "on",
-        "seed": study.seed,
-        "analysis_plan": "",
-    }
-    steps = list(Step.objects.filter(study=study).order_by("position"))
-    for prefix, count in (
-        ("steps", len(steps)),
-        ("study_dialogues", 0),
-        ("study_claims", 0),
-        ("condition_targets", 0),
-    ):
-        data.update({f"{prefix}-TOTAL_FORMS": count, f"{prefix}-INITIAL_FORMS": count})
-        data.update({f"{prefix}-MIN_NUM_FORMS": 0, f"{prefix}-MAX_NUM_FORMS": 1000})
-    for n, step in enumerate(steps):
-        data.update(
-            {
-                f"steps-{n}-id": step.pk,
-                f"steps-{n}-study": study.pk,
-                f"steps-{n}-position": step.position,
-                f"steps-{n}-kind": step.kind,
-                f"steps-{n}-title": step.title,
-            }
-        )
-    data.update(changes)
-    return {key: value for key, value in data.items() if value is not None}
+    rows = [
+        {"id": step.pk, "position": step.position, "kind": step.kind, "title": step.title}
+        for step in Step.objects.filter(study=study).order_by("position")
+    ]
+    return {**study_page_post(study, rows), **changes}
 
 
 @pytest.mark.django_db

@@ -16,7 +16,7 @@ from participants.models import Participant
 from studies.completion import completion_codes, study_url
 from studies.models import Step, Study
 from tests.support.cast import Walker, pid
-from tests.support.studies import CONSENT_STEP, DEBRIEF_STEP, build_study
+from tests.support.studies import CONSENT_STEP, DEBRIEF_STEP, build_study, management, study_page_post
 
 AGREE = ["Strongly disagree", "Disagree", "Neutral", "Agree", "Strongly agree"]
 SCREENING_STEP = {
@@ -25,48 +25,6 @@ SCREENING_STEP = {
     "config": {"score_items": "belief", "groups": "low: 1 - 2\nhigh: 4 - 5"},
     "questions": [{"key": "belief", "kind": "likert", "text": "I believe it.", "options": AGREE}],
 }
-STUDY_FIELDS = {
-    "title": "A test study",
-    "status": "draft",
-    "notes": "",
-    "prolific_study_id": "",
-    "completion_code": "CDONE",
-    "failed_check_code": "CFAIL",
-    "no_consent_code": "CNOCON",
-    "screened_out_code": "CSCREEN",
-    "estimated_minutes": 10,
-    "time_limit_minutes": 0,
-    "attention_failures_to_end": 2,
-    "wpm_cap": "",
-    "target_per_item": 6,
-    "exclusion_frees_place": "on",
-    "analysis_plan": "",
-}
-
-
-def management(prefix: str, total: int, initial: int) -> dict:
-    return {
-        f"{prefix}-TOTAL_FORMS": total,
-        f"{prefix}-INITIAL_FORMS": initial,
-        f"{prefix}-MIN_NUM_FORMS": 0,
-        f"{prefix}-MAX_NUM_FORMS": 1000,
-    }
-
-
-def study_page_post(study: Study, rows: list[dict]) -> dict:
-    """The study page as the browser posts it, with these step rows (in table order)."""
-    data = {**STUDY_FIELDS, "slug": study.slug, "seed": study.seed, **management("steps", len(rows), 0)}
-    for prefix in ("study_dialogues", "study_claims", "condition_targets"):
-        data |= management(prefix, 0, 0)
-    initial = 0
-    for n, row in enumerate(rows):
-        if "id" in row:
-            initial += 1
-        data |= {f"steps-{n}-{name}": value for name, value in {"study": study.pk, **row}.items()}
-    data["steps-INITIAL_FORMS"] = initial
-    return data
-
-
 # --- The admin's home ----------------------------------------------------------------------
 
 

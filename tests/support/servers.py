@@ -18,6 +18,8 @@ from pathlib import Path
 from django.conf import settings
 from django.db import connection
 
+from config.protocol import UVICORN_OPTIONS
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 BIN = Path(sys.executable).parent
 
@@ -31,16 +33,6 @@ LIVE_ENV = {
     "LIVE_WATCHDOG_SECONDS": "1",
     "LLM_BACKOFF_MS": "50",
 }
-
-
-# As the Makefile and docker/Dockerfile start it: httptools with limits on the request head.
-SERVER_OPTIONS = [
-    "--http",
-    "config.protocol:LimitedHttpTools",
-    "--ws-max-size",
-    "262144",
-    "--no-server-header",
-]
 
 
 def free_port() -> int:
@@ -126,7 +118,7 @@ def uvicorn(port: int, env: dict[str, str], workers: int = 1) -> subprocess.Pope
     """`uvicorn config.asgi:application` on 127.0.0.1:`port` as production starts it (the
     limited HTTP protocol), with `env` as its whole environment; its output in `stdout`."""
     args = [str(BIN / "uvicorn"), "config.asgi:application", "--host", "127.0.0.1", "--port", str(port)]
-    args += ["--no-access-log", "--workers", str(workers), *SERVER_OPTIONS]
+    args += ["--no-access-log", "--workers", str(workers), *UVICORN_OPTIONS]  # as production starts it
     return subprocess.Popen(
         args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )

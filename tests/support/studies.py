@@ -76,3 +76,47 @@ def build_study(steps: list[dict], **fields) -> Study:
     if status != "draft":
         study_set_status(study=study, status=status)
     return study
+
+
+# --- The study's admin page as the browser posts it ---------------------------------------
+
+STUDY_FIELDS = {
+    "title": "A test study",
+    "status": "draft",
+    "notes": "",
+    "prolific_study_id": "",
+    "completion_code": "CDONE",
+    "failed_check_code": "CFAIL",
+    "no_consent_code": "CNOCON",
+    "screened_out_code": "CSCREEN",
+    "estimated_minutes": 10,
+    "time_limit_minutes": 0,
+    "attention_failures_to_end": 2,
+    "wpm_cap": "",
+    "target_per_item": 6,
+    "exclusion_frees_place": "on",
+    "analysis_plan": "",
+}
+
+
+def management(prefix: str, total: int, initial: int) -> dict:
+    return {
+        f"{prefix}-TOTAL_FORMS": total,
+        f"{prefix}-INITIAL_FORMS": initial,
+        f"{prefix}-MIN_NUM_FORMS": 0,
+        f"{prefix}-MAX_NUM_FORMS": 1000,
+    }
+
+
+def study_page_post(study: Study, rows: list[dict]) -> dict:
+    """The study page as the browser posts it, with these step rows (in table order)."""
+    data = {**STUDY_FIELDS, "slug": study.slug, "seed": study.seed, **management("steps", len(rows), 0)}
+    for prefix in ("study_dialogues", "study_claims", "condition_targets"):
+        data |= management(prefix, 0, 0)
+    initial = 0
+    for n, row in enumerate(rows):
+        if "id" in row:
+            initial += 1
+        data |= {f"steps-{n}-{name}": value for name, value in {"study": study.pk, **row}.items()}
+    data["steps-INITIAL_FORMS"] = initial
+    return data

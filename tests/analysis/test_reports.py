@@ -43,6 +43,8 @@ def test_a_studys_report_and_the_same_analysis_of_its_csvs_agree(request, fixtur
     assert (out / "figures" / figure).read_bytes().startswith(b"\x89PNG")
     page = (out / "report.html").read_text()
     assert study.title in page and f'src="figures/{figure}"' in page
+    # Places per dialogue are design A's (and B's) setting; a pairwise study has none to show.
+    assert ("Target per item" in page) == (design == "A")
     assert {"participants.csv", "responses.csv", "codebook.csv", "study.json"} <= {
         p.name for p in out.iterdir()
     }

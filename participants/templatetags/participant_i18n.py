@@ -49,6 +49,10 @@ def _live_strings() -> dict[str, str]:
         "you_debater": gettext("You → Debater %(side)s"),
         "round": gettext("Round %(round)s"),
         "no_reply": gettext("(no reply)"),
+        "said": gettext(
+            # Translators: a finished turn read out once by a screen reader, e.g. "Debater A, Round 2: …"
+            "%(name)s, %(when)s: %(text)s"
+        ),
         "lost": gettext("Connection lost — reconnecting…"),
         "ai_failed": gettext(
             "The AI could not reply just now. You can try again, or go on to your final answer."
@@ -78,6 +82,10 @@ def _persuasion_strings() -> dict[str, str]:
         "not_a_move": gettext("not a move"),
         "did_not_count": gettext("Did not count: %(reason)s"),
         "turn": gettext("Turn %(n)s"),
+        "said": gettext(
+            # Translators: a finished turn read out once by a screen reader, e.g. "Debater A, Round 2: …"
+            "%(name)s, %(when)s: %(text)s"
+        ),
         "reading_turn": gettext("Reading the moves in this turn…"),
         "reply_before": gettext("their %(kind)s "),
         "reply_after": gettext(" with: %(replies)s"),

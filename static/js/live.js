@@ -29,6 +29,7 @@
   }
   var chat = document.getElementById("chat");
   var statusLine = document.getElementById("live-status");
+  var saidBox = document.getElementById("live-said"); // finished replies, read out once
   var focusBack = false; // the keyboard was moved from the hidden question box to the status
   var baseTitle = document.title; // "Your turn · …" while it is: a cue in a background tab
   var composer = document.getElementById("composer");
@@ -56,6 +57,26 @@
   var wasOver = false;
   var quietMs = 1000 * (parseFloat(root.getAttribute("data-quiet-seconds")) || 10);
   var heard = Date.now(); // the last message from the server
+  var announced = {}; // seq -> true: replies read out (or there when the page opened)
+  var primed = false; // the first snapshot is history, not news
+
+  // A screen reader hears the status line change ("Debater A is writing…", "Your turn"), not
+  // the reply: the conversation is not a live region, or every streamed word would be read.
+  // Each reply is read out once, whole, when it ends (after a reconnection too).
+  function announceFinished() {
+    Object.keys(turns).map(function (k) { return turns[k]; })
+      .sort(function (a, b) { return a.seq - b.seq; })
+      .forEach(function (t) {
+        if (announced[t.seq] || t.speaker === "J" || !t.speaker || t.status !== "done" || !t.text) return;
+        announced[t.seq] = true;
+        if (!primed || !saidBox) return;
+        var line = document.createElement("p");
+        line.textContent = say("said", "%(name)s, %(when)s: %(text)s",
+          { name: headText(t), when: say("round", "Round %(round)s", { round: t.round }), text: t.text });
+        saidBox.appendChild(line);
+        while (saidBox.childNodes.length > 3) saidBox.removeChild(saidBox.firstChild);
+      });
+  }
 
   function sideLabel(speaker) {
     var side = state.sides && state.sides[speaker];
@@ -154,6 +175,7 @@
   }
 
   function refresh() {
+    announceFinished();
     var busy = writing();
     var judgeTurn = connected && !busy && !waiting && state.next === "J" && !failed();
     if (!judgeTurn && !composer.hidden && composer.contains(document.activeElement)) {
@@ -261,6 +283,8 @@
         chat.textContent = "";
         state = m.state;
         m.turns.forEach(upsert);
+        announceFinished();
+        primed = true;
         break;
       case "state":
         state = m;

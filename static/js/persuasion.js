@@ -27,6 +27,7 @@
   var maxSentences = parseInt(root.getAttribute("data-max-sentences"), 10) || 5;
   var chat = document.getElementById("p-chat");
   var statusLine = document.getElementById("p-status");
+  var saidBox = document.getElementById("p-said"); // the opponent's finished turns, read out once
   var focusBack = false; // the keyboard was moved from the hidden text box to the status
   var baseTitle = document.title; // "Your turn · …" while it is: a cue in a background tab
   var stores = document.getElementById("stores");
@@ -163,6 +164,7 @@
   }
 
   function refresh() {
+    announceFinished();
     if (!snap) return;
     var waitingRoom = snap.status === "waiting";
     stores.hidden = waitingRoom;
@@ -236,6 +238,26 @@
 
   var quietMs = 1000 * (parseFloat(root.getAttribute("data-quiet-seconds")) || 10);
   var heard = Date.now(); // the last message from the server
+  var announced = {}; // seq -> true: opponent's turns read out (or there when the page opened)
+  var primed = false; // the first snapshot is history, not news
+
+  // The status line says whose turn it is; the opponent's words are read out once, whole, when
+  // their turn ends (streamed or arriving in a snapshot), never word by word.
+  function announceFinished() {
+    Object.keys(turns).map(function (k) { return turns[k]; })
+      .sort(function (a, b) { return a.seq - b.seq; })
+      .forEach(function (t) {
+        var finished = t.status === "reading" || t.status === "done";
+        if (announced[t.seq] || t.speaker === side || !finished || !t.text) return;
+        announced[t.seq] = true;
+        if (!primed || !saidBox) return;
+        var line = document.createElement("p");
+        line.textContent = say("said", "%(name)s, %(when)s: %(text)s",
+          { name: say("opponent", "Your opponent"), when: say("turn", "Turn %(n)s", { n: t.seq }), text: t.text });
+        saidBox.appendChild(line);
+        while (saidBox.childNodes.length > 3) saidBox.removeChild(saidBox.firstChild);
+      });
+  }
 
   function handle(m) {
     heard = Date.now();
@@ -246,6 +268,8 @@
         turns = {};
         chat.textContent = "";
         m.turns.forEach(function (t) { turns[t.seq] = t; render(t); });
+        announceFinished();
+        primed = true;
         break;
       case "turn.start":
         // A turn we never heard start, or one after a turn whose end never came.

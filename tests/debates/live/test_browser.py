@@ -153,6 +153,12 @@ def messages(page: Page) -> list[dict]:
     )
 
 
+def read_out(page: Page) -> list[str]:
+    """What the page gave screen readers to read out, apart from the status line: each finished
+    reply once, whole (the conversation itself is not a live region)."""
+    return page.locator("#live-said p").all_text_contents()
+
+
 def first_reply_length(page: Page) -> int:
     return page.evaluate("() => document.querySelector('#chat > li .msg-text').textContent.length")
 
@@ -312,6 +318,7 @@ def test_a_participant_judges_a_live_debate_and_a_second_claim_from_the_prolific
     early = first_reply_length(page)
     expect(status(page)).to_have_text("Debater A is writing…")
     expect(composer(page)).to_be_hidden()
+    assert read_out(page) == []  # not word by word
     screenshot(page, "live-debate-streaming")
     page.wait_for_function(
         "n => document.querySelector('#chat > li .msg-text').textContent.length > n", arg=early
@@ -326,6 +333,8 @@ def test_a_participant_judges_a_live_debate_and_a_second_claim_from_the_prolific
 
     # Round 1 over: the judge's turn. Ask Debater A (after first picking Both).
     wait_for_judge_turn(page, shown=2)
+    replies = messages(page)
+    assert read_out(page) == [f"{m['head']}, Round 1: {m['text']}" for m in replies], read_out(page)
     screenshot(page, "live-debate-judge-turn")
     page.get_by_label("Your question").press_sequentially(QUESTION)
     choose(page, "Ask", "Both")
@@ -455,6 +464,12 @@ def test_a_refresh_during_a_streamed_reply_shows_the_text_so_far_and_continues_i
     assert turn.attempts == 1  # the refresh did not restart the reply
     wait_for_judge_turn(page, shown=2)
     assert len(page.locator("#chat > li.msg-a").all()) == 1
+    # Read out: the reply that ended after the refresh, whole, once, and then B's.
+    said = read_out(page)
+    assert len(said) == 2 and said[0].endswith(f", Round 1: {turn.text}"), said
+    page.reload()  # what was there when the page opened is history, not news
+    wait_for_judge_turn(page, shown=2)
+    assert read_out(page) == []
 
 
 def test_text_from_the_participant_and_the_model_is_shown_as_text_not_html(server, context, study):

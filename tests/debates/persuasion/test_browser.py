@@ -206,6 +206,12 @@ def by_side(first: Page, second: Page) -> dict[str, Page]:
 # --- Tests -------------------------------------------------------------------------------
 
 
+def read_out(page: Page) -> list[str]:
+    """What the page gave screen readers to read out besides the status line: the opponent's
+    finished turns, each once, whole."""
+    return page.locator("#p-said p").all_text_contents()
+
+
 def test_a_participant_debates_the_ai_to_a_win_and_completes_on_prolific(server, context, prolific):
     study = study_of(
         PERSUASION_LIVE_STUDY, "persuasion-live-browser", side="pro", delay_min_s=0.2, delay_max_s=0.4
@@ -245,6 +251,7 @@ def test_a_participant_debates_the_ai_to_a_win_and_completes_on_prolific(server,
     expect(last.locator(".move-kind")).to_have_text(["concede"])
     screenshot(page, "persuasion-ai-won")
     assert turns == 4  # demo-yielding concedes on its fourth turn, after three of its own
+    said = read_out(page)
     submit(page, "Continue")
     after_the_dialogue(page)
 
@@ -258,6 +265,8 @@ def test_a_participant_debates_the_ai_to_a_win_and_completes_on_prolific(server,
     assert [t.author for t in stored] == ["human", "agent"] * 4
     assert [t.text for t in stored if t.author == "human"] == HUMAN_TURNS[:4]
     assert all(t.status == PersuasionTurn.Status.DONE for t in stored)
+    # The AI's turns were read out to screen readers, each once, whole (the last three kept).
+    assert said == [f"Your opponent, Turn {t.seq}: {t.text}" for t in stored if t.author == "agent"][-3:]
 
 
 def test_two_participants_paired_in_the_waiting_room_debate_to_a_winner(server, context, partner, prolific):
@@ -276,6 +285,8 @@ def test_two_participants_paired_in_the_waiting_room_debate_to_a_winner(server, 
     # Con sees pro's turn, read, and may now concede pro's initial claim.
     expect(con.locator("#p-chat > li.msg-other .move-kind")).to_have_text(["claim"], timeout=TURN_WAIT)
     assert wait_my_turn_or_end(con)
+    assert read_out(con) == [f"Your opponent, Turn 1: {HUMAN_TURNS[0]}"]  # a human's turn, read out too
+    assert read_out(pro) == []  # not one's own
     screenshot(con, "persuasion-humans-con-turn")
     say(con, CONCESSION)
     assert badges(con, 1) == ["concede"]

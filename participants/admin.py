@@ -7,6 +7,7 @@ from collections import Counter
 
 from django.contrib import admin, messages
 from django.db.models import Count, Exists, OuterRef, Prefetch
+from django.utils.html import format_html
 
 from participants import services
 from participants.admin_exclusions import exclude_with_reason
@@ -143,7 +144,7 @@ def flags_text(flags) -> str:
 class ParticipantAdmin(admin.ModelAdmin):
     list_display = [
         "prolific_pid",
-        "study",
+        "study_slug",
         "status",
         "current_step",
         "excluded",
@@ -177,6 +178,11 @@ class ParticipantAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request) -> bool:
         return False
+
+    @admin.display(description="Study", ordering="study__slug")
+    def study_slug(self, participant: Participant) -> str:
+        # The slug, the title on hover: "Title (slug)" made the list scroll sideways at 1280 px.
+        return format_html('<span title="{}">{}</span>', participant.study.title, participant.study.slug)
 
     @admin.display(description="Flags", ordering="flag_count")
     def flag_list(self, participant: Participant) -> str:

@@ -17,6 +17,13 @@ class TestWatchingAStudy:
             f"/admin/participants/participant/?study__id__exact={questionnaire_study.pk}&position=2"
         ).content.decode()
         assert w.pid in page and "2. Page one" in page
+        # The study by its slug (the title on hover, escaped): the list fits a laptop's width.
+        questionnaire_study.title = 'Pay <b>"now"</b>'
+        questionnaire_study.save()
+        page = experimenter.get("/admin/participants/participant/").content.decode()
+        slug = questionnaire_study.slug
+        assert f'<span title="Pay &lt;b&gt;&quot;now&quot;&lt;/b&gt;">{slug}</span>' in page
+        assert "<b>" not in page.split('id="result_list"')[1]
 
     def test_participant_free_text_is_escaped_in_the_admin(self, experimenter, questionnaire_study):
         w = Walker(questionnaire_study)

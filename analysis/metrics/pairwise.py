@@ -65,6 +65,42 @@ def _by_the_rule(comparisons: pd.DataFrame, participants: pd.DataFrame | None) -
     return keep
 
 
+def counted_comparisons(
+    comparisons: pd.DataFrame, participants: pd.DataFrame | None = None
+) -> tuple[pd.DataFrame, list[str], dict]:
+    """The comparisons a ranking counts, the interlocutors it ranks, and what was left out:
+    `{"selves": n, "self_names": [...], "unranked": [...]}`. An interlocutor against itself
+    says nothing of its strength and counted its own wins and losses (the win matrix's
+    diagonal); one whose every comparison is left out (invalid, a check, an excluded
+    annotator's) would be ranked by the regularisation alone: named, not ranked."""
+    df = valid_comparisons(comparisons, participants)
+    itself = (df["interlocutor_1"].astype(str) == df["interlocutor_2"].astype(str)).to_numpy()
+    selves = sorted(set(df.loc[itself, "interlocutor_1"].astype(str)))
+    df = df[~itself].reset_index(drop=True)
+    labels = interlocutors(df)
+    unranked = sorted(set(interlocutors(comparisons)) - set(labels))
+    return df, labels, {"selves": int(itself.sum()), "self_names": selves, "unranked": unranked}
+
+
+def left_out_warnings(left: dict) -> list[str]:
+    """The warnings that say what `counted_comparisons` left out."""
+    warnings = []
+    if left["selves"]:
+        warnings.append(
+            f"{left['selves']} comparison(s) of an interlocutor against itself "
+            f"({', '.join(left['self_names'])}) left out: a pair compares two interlocutors "
+            "(the instance set paired two excerpts with the same Speaker A)."
+        )
+    if left["unranked"]:
+        unranked = left["unranked"]
+        warnings.append(
+            f"Not ranked: {', '.join(unranked)}, in no comparison that counts (every one of "
+            f"{'its' if len(unranked) == 1 else 'their'} comparisons is invalid, a check, or of an "
+            "excluded or unfinished annotator)."
+        )
+    return warnings
+
+
 def interlocutors(comparisons: pd.DataFrame) -> list[str]:
     """Every interlocutor of a real (non-check) instance, sorted."""
     rows = comparisons

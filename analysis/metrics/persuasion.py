@@ -442,13 +442,14 @@ def crowd_ranking(
     comparisons = frames.typed("comparisons", comparisons)
     if participants is not None:
         participants = frames.typed("participants", participants)
-    df = pairwise.valid_comparisons(comparisons, participants)
-    labels = pairwise.interlocutors(comparisons)
+    # As design D's: self-pairs left out, interlocutors in no counted comparison not ranked.
+    df, labels, left_out = pairwise.counted_comparisons(comparisons, participants)
     if len(labels) < 2 or df.empty:
         return None
     rng = rng if rng is not None else np.random.default_rng(0)
     main = pairwise.strengths_with_intervals(df, labels, replicates, rng, alpha)
     return {
+        "left_out": left_out,
         "comparisons": int(len(df)),
         "annotators": int(participant_key(df, uses_study(df)).nunique()) if "participant_id" in df else None,
         "labels": labels,

@@ -856,17 +856,7 @@ def _design_d(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
     comparisons = frames["comparisons"]
     participants = frames.get("participants")
     responses = frames.get("responses")
-    df = pairwise.valid_comparisons(comparisons, participants)
-    # An interlocutor against itself says nothing of its strength, and counted its own wins and
-    # losses (the win matrix's diagonal): left out, and said.
-    itself = (df["interlocutor_1"].astype(str) == df["interlocutor_2"].astype(str)).to_numpy()
-    selves = sorted(set(df.loc[itself, "interlocutor_1"].astype(str)))
-    df = df[~itself].reset_index(drop=True)
-    # Ranked: the interlocutors of the comparisons that count. One whose every comparison was
-    # left out (its annotators excluded, say) had a rank and an interval from the
-    # regularisation alone; it is named in the warnings instead.
-    labels = pairwise.interlocutors(df)
-    unranked = sorted(set(pairwise.interlocutors(comparisons)) - set(labels))
+    df, labels, left_out = pairwise.counted_comparisons(comparisons, participants)
     alpha = float(options["alpha"])
     main = pairwise.strengths_with_intervals(df, labels, bootstrap, rng, alpha)
     global_ranks = {name: main["strengths"][name]["rank"] for name in labels}
@@ -885,18 +875,7 @@ def _design_d(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
             f"({groups}): the ranking orders each group within itself, and says nothing of one "
             "group's interlocutors against another's."
         )
-    if selves:
-        warnings.append(
-            f"{int(itself.sum())} comparison(s) of an interlocutor against itself "
-            f"({', '.join(selves)}) left out: a pair compares two interlocutors (the instance set "
-            "paired two excerpts with the same Speaker A)."
-        )
-    if unranked:
-        warnings.append(
-            f"Not ranked: {', '.join(unranked)}, in no comparison that counts (every one of "
-            f"{'its' if len(unranked) == 1 else 'their'} comparisons is invalid, a check, or of an "
-            "excluded or unfinished annotator)."
-        )
+    warnings += pairwise.left_out_warnings(left_out)
     apart = [
         n
         for n in main["ranking"]
@@ -1075,6 +1054,13 @@ def _require_c(dialogues: pd.DataFrame, moves: pd.DataFrame | None) -> None:
         require(dialogues, "persuasion_dialogues", ["status"], "how each dialogue ended, without `outcome`")
     if moves is not None and not moves.empty:
         require(moves, "persuasion_moves", ["author", "kind"], "the move kinds by author")
+    # A seat's column without the other's counted every agent (or person) on one side only:
+    # records and rankings half-wrong, without a word.
+    seats = (("agent", "each agent's record and the rankings"), ("participant_id", "the human seats"))
+    for name, purpose in seats:
+        pair = [f"pro_{name}", f"con_{name}"]
+        if any(c in dialogues.columns for c in pair):
+            require(dialogues, "persuasion_dialogues", pair, purpose)
 
 
 def _design_c(frames: dict, rng: np.random.Generator, bootstrap: int, options: dict) -> dict:
@@ -1145,8 +1131,21 @@ def _design_c(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
         else:
             if crowd is None:
                 skipped["crowd_ranking"] = "no valid comparisons of two or more interlocutors"
+            else:
+                left_out = pairwise.left_out_warnings(crowd.pop("left_out"))
+                warnings += [f"The crowd's ranking (comparisons.csv): {w}" for w in left_out]
     agreement = persuasion.ranking_agreement(logical, crowd)
-    if agreement is None and "logical_ranking" not in skipped and "crowd_ranking" not in skipped:
+    flat = [
+        name
+        for name, result in (("logical", logical), ("crowd's", crowd))
+        if result is not None and len(set(persuasion.ranks_of(result).values())) < 2
+    ]
+    if agreement is not None and flat:
+        # Every agent tied (every dialogue a draw, say): no order to agree or disagree with.
+        agreement = None
+        ties = " and the ".join(flat)
+        skipped["ranking_agreement"] = f"the {ties} ranking ties every agent: no order to compare"
+    elif agreement is None and "logical_ranking" not in skipped and "crowd_ranking" not in skipped:
         skipped["ranking_agreement"] = "the two rankings share no agents"
     elif agreement is not None and agreement["n"] < 2:
         skipped["ranking_agreement"] = (

@@ -325,6 +325,8 @@ def test_a_win_that_names_no_side_is_in_no_agents_record_and_no_ranking_and_is_s
         ("persuasion_dialogues", {"outcome": "Outcome", "status": "Status"}, "there is 'Status'"),
         ("persuasion_moves", {"author": "Author"}, "'persuasion_moves' has no column 'author'"),
         ("persuasion_moves", {"kind": "move"}, "'persuasion_moves' has no column 'kind'"),
+        # One seat's column without the other's counted every agent on the con side only.
+        ("persuasion_dialogues", {"pro_agent": "dropped"}, "no column 'pro_agent'"),
     ],
 )
 def test_design_c_without_the_columns_its_figures_need_is_refused(table_name, rename, message):
@@ -362,3 +364,40 @@ def test_two_studies_moves_merged_count_each_studys_turns():
     turns = {a["author"]: a["turns"] for a in one["moves"]["by_author"]}
     assert turns == {"human": 2, "agent": 1}
     assert {a["author"]: a["turns"] for a in both["moves"]["by_author"]} == {"human": 4, "agent": 2}
+
+
+def test_the_crowds_ranking_leaves_out_self_pairs_and_ranks_nobody_without_a_counted_comparison():
+    """As design D's ranking does: an interlocutor compared with itself counted its own wins
+    (the win matrix's diagonal), and one whose every comparison was invalid was ranked by the
+    regularisation alone, shifting the others' ranks; both were silent."""
+    dialogues = mvm_rows([("alpha", "beta", "pro")] * 3 + [("beta", "gamma", "pro")] * 3)
+    clean = crowd(["alpha", "beta", "gamma"])
+    extra = clean.head(4).copy()
+    extra["interlocutor_1"] = ["beta", "beta", "zeta", "zeta"]
+    extra["interlocutor_2"] = ["beta", "beta", "alpha", "gamma"]
+    extra.loc[extra.index[2:], "valid"] = "0"
+    mixed = pd.concat([clean, extra], ignore_index=True)
+    whole = report.analyze({"persuasion_dialogues": dialogues, "comparisons": clean}, "C", bootstrap=10)
+    results = report.analyze({"persuasion_dialogues": dialogues, "comparisons": mixed}, "C", bootstrap=10)
+    assert results["crowd_ranking"]["labels"] == ["alpha", "beta", "gamma"]
+    assert results["crowd_ranking"]["win_matrix"] == whole["crowd_ranking"]["win_matrix"]
+    assert results["crowd_ranking"]["strengths"] == whole["crowd_ranking"]["strengths"]
+    assert results["crowd_ranking"]["comparisons"] == whole["crowd_ranking"]["comparisons"] == len(clean)
+    assert [w.split(":")[1].strip()[:20] for w in results["warnings"]] == [
+        "2 comparison(s) of a",
+        "Not ranked",
+    ]
+    assert "zeta" in results["warnings"][1] and whole["warnings"] == []
+
+
+def test_no_agreement_is_computed_with_a_ranking_that_ties_everyone():
+    """Every dialogue a draw: all agents tie, and the agreement with the crowd was reported as
+    a disagreement (Kendall distance 0.5) of a ranking that has no order."""
+    dialogues = mvm_rows([("alpha", "beta", ""), ("beta", "gamma", ""), ("gamma", "alpha", "")] * 2)
+    tables = {"persuasion_dialogues": dialogues, "comparisons": crowd(["alpha", "beta", "gamma"])}
+    results = report.analyze(tables, "C", bootstrap=10)
+    ranks = {s["rank"] for s in results["logical_ranking"]["strengths"].values()}
+    assert len(ranks) == 1 and results["crowd_ranking"] is not None
+    assert results["ranking_agreement"] is None
+    why = results["skipped"]["ranking_agreement"]
+    assert why == "the logical ranking ties every agent: no order to compare"

@@ -150,6 +150,14 @@ def test_excluded_and_unfinished_sessions_are_left_out():
     assert len(live.analysed_sessions(unfinished)) == len(SMALL)
 
 
+def test_a_protocol_the_export_never_writes_is_in_no_figure():
+    """A typo ('debat') made a third protocol in every table and in the mixed model (whose
+    combined fit then failed), while the warning said no figure counted it."""
+    df = sessions(SMALL + [(9, "debat", "mainstream", "true", "false", 99, "true", 99)])
+    assert len(df) == len(SMALL) and set(df["protocol"]) == {"debate", "consultancy"}
+    assert {r["protocol"] for r in live.brier(df)} == {"debate", "consultancy"}
+
+
 # --- the mixed model -------------------------------------------------------------------------
 
 

@@ -191,6 +191,9 @@ def per_bias_fits(df: pd.DataFrame, biases: list[str]) -> dict | None:
     return {"n": fit.n, "intercept": terms[0], "biases": rows}
 
 
+MAX_FAILED_SHARE = 0.1  # of bootstrap replicates that may fail before Table 42 is not reported
+
+
 def joint_bootstrap(
     df: pd.DataFrame, biases: list[str], replicates: int, rng: np.random.Generator
 ) -> dict | None:
@@ -227,7 +230,9 @@ def joint_bootstrap(
     failed = int(len(effects) - len(good))
     point = effects_pp(base.params)
     out = {"replicates": int(replicates), "failed": failed, "biases": []}
-    if len(good) < 2:
+    if len(good) < 2 or failed > MAX_FAILED_SHARE * replicates:
+        # The replicates that fail are the extreme ones (a resample with a bias's judgements
+        # all one way): SEs from the others would be too small. None reported, and said.
         return out
     se = good.std(axis=0, ddof=1)
     lo, hi = np.percentile(good, [2.5, 97.5], axis=0)

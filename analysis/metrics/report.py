@@ -287,6 +287,14 @@ def _design_a(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
     boot = dialogues.joint_bootstrap(df, biases, bootstrap, rng) if per_bias is not None else None
     if boot is None:
         skipped["joint_bootstrap"] = "needs the per-bias model and at least 2 replicates"
+    elif not boot["biases"]:
+        skipped["joint_bootstrap"] = (
+            f"{boot['failed']} of {boot['replicates']} bootstrap replicates could not be fitted (for "
+            "example, a bias's judgements all one way in the resample: too few participants per "
+            "condition); "
+            f"standard errors from the others would be too small (at most "
+            f"{dialogues.MAX_FAILED_SHARE:.0%} may fail)"
+        )
     cascade = dialogues.detection_cascade(df, biases)
     if cascade is None:
         skipped["detection"] = "no bias-detection columns"

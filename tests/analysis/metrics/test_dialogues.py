@@ -120,6 +120,16 @@ def test_joint_bootstrap_is_seeded():
     assert [x["se_pp"] for x in a["biases"]] != [x["se_pp"] for x in c["biases"]]
 
 
+def test_joint_bootstrap_with_most_replicates_failing_reports_no_standard_errors():
+    """Three people a cell: most resamples have a bias's judgements all one way and cannot be
+    fitted; the survivors are the less extreme ones, so their spread understated the SEs (the
+    demo's report showed SEs and an omnibus p from 73 of 1000)."""
+    tiny = [("baseline", 0, 2, 3)] + [(b, s, 2, 3) for b in BIASES for s in (1, -1)]
+    boot = dialogues.joint_bootstrap(judgements(tiny), BIASES, 200, np.random.default_rng(0))
+    assert boot["failed"] > 0.1 * 200 and boot["biases"] == [] and "omnibus" not in boot
+    # With enough people the same code reports them (test below: the paper's counts, 0 failed).
+
+
 def test_joint_bootstrap_on_the_papers_counts_is_close_to_table_42():
     # Table 42: 5.8, 5.5, 5.5, 5.8 pp. The within-bias split of Table 41's cells is not
     # published; over the splits consistent with Tables 39 and 41 our SEs vary by about

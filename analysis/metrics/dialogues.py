@@ -44,7 +44,7 @@ from scipy.special import expit
 
 from analysis.metrics import logistic
 from analysis.metrics.common import first_likert_key, item_answers, proportions_by
-from analysis.metrics.frames import analysable, flag, has, participant_key, require, uses_study
+from analysis.metrics.frames import analysable, flag, flag_as_told, has, participant_key, require, uses_study
 from analysis.metrics.intervals import logit_difference, proportion
 
 BIASES = ("anchoring", "fallacy_oversight", "pro_jargon", "verbosity")
@@ -63,30 +63,76 @@ LOCATIONS = (
 REQUIRED = ("participant_id", "condition", "signed_active_side", "chose_a", "correct")
 
 
-def analysed_judgements(judgements: pd.DataFrame, participants: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The judgements that count: completed, non-excluded participants, with a choice."""
+def analysed_judgements(
+    judgements: pd.DataFrame, participants: pd.DataFrame | None = None, notes: list[str] | None = None
+) -> pd.DataFrame:
+    """The judgements that count: completed, non-excluded participants, with a choice. What
+    the side columns contradict or a row cannot be analysed by is said in `notes`."""
     require(judgements, "judgements", REQUIRED, "design A")
     keep = analysable(judgements, "judgements", participants)
-    df = _derived(judgements[keep])
+    df = _derived(judgements[keep], notes if notes is not None else [])
     df = df[df["chose_a"].notna() & df["signed_active_side"].notna()]
     return df.reset_index(drop=True)
 
 
-def _derived(df: pd.DataFrame) -> pd.DataFrame:
-    """`signed_active_side` and `chose_a` where blank, from what the codebook says they stand
-    for: +1 a bias on side A, -1 on B, 0 none; 1 the participant chose A. Blank where a study
-    exported without them was merged with one that has them: that study's every judgement had
-    been left out."""
+SIGNED = {"A": 1, "B": -1}  # signed_active_side from active_side_letter; 0 when active_side is "none"
+
+
+def _derived(df: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
+    """The flags the export derives from the sides (`chose_a` and `correct` from chosen_side
+    and culprit_side, `signed_active_side` from active_side_letter: +1 a bias on side A, -1 on
+    B, 0 none), as the sides tell where they do, else as written: blank where a study exported
+    without them was merged with one that has them (that study's every judgement had been left
+    out); contradicted where a spreadsheet edited one column and not the other (the flag had
+    counted, silently). Rows no model can place are left out and said: a signed side other than
+    -1, 0, +1 that no letter tells, a bias with no condition (read as baseline by the joint
+    model)."""
     out = df.copy()
-    if "active_side_letter" in out.columns and out["signed_active_side"].isna().any():
-        signed = out["active_side_letter"].map({"A": 1, "B": -1}).astype("Int64")
+    if out.empty:
+        return out
+    told = []
+    if "chosen_side" in out.columns:
+        chose = out["chosen_side"].map({"A": True, "B": False}).astype("boolean")
+        out["chose_a"], clashes = flag_as_told(chose, out["chose_a"].astype("boolean"))
+        told.append(("chose_a", "chosen_side", clashes))
+        if "culprit_side" in out.columns:
+            sides = out["chosen_side"].isin(["A", "B"]) & out["culprit_side"].isin(["A", "B"])
+            right = (out["chosen_side"] == out["culprit_side"]).astype("boolean").where(sides, pd.NA)
+            out["correct"], clashes = flag_as_told(right, out["correct"].astype("boolean"))
+            told.append(("correct", "chosen_side and culprit_side", clashes))
+    given = out["signed_active_side"].astype("Float64")
+    if "active_side_letter" in out.columns:
+        signed = out["active_side_letter"].map(SIGNED).astype("Float64")
         if "active_side" in out.columns:
             signed = signed.mask(out["active_side"].eq("none").fillna(False).astype(bool), 0)
-        given = out["signed_active_side"]  # Int64 as exported; float if a value is fractional
-        out["signed_active_side"] = given.fillna(signed.astype(given.dtype))
-    if "chosen_side" in out.columns and out["chose_a"].isna().any():
-        chose = out["chosen_side"].map({"A": True, "B": False}).astype("boolean")
-        out["chose_a"] = out["chose_a"].astype("boolean").fillna(chose)
+        clashes = int((signed.notna() & given.notna() & (signed != given).fillna(False)).sum())
+        told.append(("signed_active_side", "active_side_letter", clashes))
+        given = signed.fillna(given)
+    for column, by, clashes in told:
+        if clashes:
+            notes.append(
+                f"judgements.csv: {clashes} row(s) whose `{column}` disagrees with {by}: counted as "
+                f"{by} tell{'s' if ' and ' not in by else ''}."
+            )
+    odd = given.notna() & ~given.isin([-1, 0, 1])
+    if odd.any():
+        example = given[odd].iloc[0]
+        notes.append(
+            f"judgements.csv: {int(odd.sum())} row(s) with `signed_active_side` other than -1, 0 or 1 "
+            f"(for example {example:g}) and no active_side_letter to tell the side: left out."
+        )
+        given = given.mask(odd)
+    if "condition" in out.columns:
+        blank = out["condition"].isna() | (out["condition"].astype(str) == "")
+        unnamed = given.notna() & (given != 0) & blank
+        if unnamed.any():
+            notes.append(
+                f"judgements.csv: {int(unnamed.sum())} biased judgement(s) (signed_active_side ±1) "
+                "with no `condition`: left out (no bias to count them under; the joint model would "
+                "have read them as baseline)."
+            )
+            given = given.mask(unnamed)
+    out["signed_active_side"] = given.astype("Int64") if (given.dropna() % 1 == 0).all() else given
     return out
 
 

@@ -35,7 +35,15 @@ from scipy import stats
 
 from analysis.metrics import mixed
 from analysis.metrics.common import item_answers
-from analysis.metrics.frames import analysable, codes_of, flag, participant_key, require, uses_study
+from analysis.metrics.frames import (
+    analysable,
+    codes_of,
+    flag,
+    flag_as_told,
+    participant_key,
+    require,
+    uses_study,
+)
 from analysis.metrics.intervals import logit_difference, proportion
 
 REQUIRED = ("participant_id", "protocol", "initial_correct", "final_correct")
@@ -52,18 +60,46 @@ TRANSITION_TITLES = {
 
 
 def analysed_sessions(
-    claim_judgements: pd.DataFrame, participants: pd.DataFrame | None = None
+    claim_judgements: pd.DataFrame, participants: pd.DataFrame | None = None, notes: list[str] | None = None
 ) -> pd.DataFrame:
-    """The sessions that count, with a `group` column (from the row, else the participant)."""
+    """The sessions that count, with a `group` column (from the row, else the participant).
+    Correctness is as the answers and the truth tell where they do (a spreadsheet that edited
+    `final_correct` and not `final_answer` had every accuracy follow the flag, silently), said
+    in `notes`."""
     require(claim_judgements, "claim_judgements", REQUIRED, "design B")
     keep = analysable(claim_judgements, "claim_judgements", participants)
-    df = claim_judgements[keep]
+    df = _correct_as_told(claim_judgements[keep], notes if notes is not None else [])
     # A protocol the export never writes (a typo, "debat") is counted in the warnings and in no
     # figure: it had made a protocol of its own in every table and in the mixed model.
     known = df["protocol"].isin(codes_of("claim_judgements", "protocol"))
     df = df[df["initial_correct"].notna() & df["final_correct"].notna() & known]
     df = df.reset_index(drop=True)
     return df.assign(group=groups_of(df, participants))
+
+
+def _correct_as_told(df: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
+    if "truth" not in df.columns or df.empty:
+        return df
+    out = df.copy()
+    for when in ("initial", "final"):
+        answer = f"{when}_answer"
+        if answer not in out.columns:
+            continue
+        told = out[answer].isin(ANSWERS) & out["truth"].isin(ANSWERS)
+        right = (out[answer] == out["truth"]).astype("boolean").where(told, pd.NA)
+        column = f"{when}_correct"
+        given = out[column].astype("boolean")
+        told_so, clashes = flag_as_told(right, given)
+        out[column] = told_so.where(given.notna(), pd.NA)  # blank stays blank: an unfinished session
+        if clashes:
+            notes.append(
+                f"claim_judgements.csv: {clashes} row(s) whose `{column}` disagrees with {answer} and "
+                "truth: counted as they tell."
+            )
+    return out
+
+
+ANSWERS = ("true", "false")
 
 
 def groups_of(df: pd.DataFrame, participants: pd.DataFrame | None) -> pd.Series:

@@ -272,7 +272,8 @@ def _design_a(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
     judgements = frames["judgements"]
     participants = frames.get("participants")
     responses = frames.get("responses")
-    df = dialogues.analysed_judgements(judgements, participants)
+    warnings = []
+    df = dialogues.analysed_judgements(judgements, participants, warnings)
     mask = analysable(judgements, "judgements", participants) & judgements["chose_a"].notna().to_numpy()
     biases = dialogues.biases_in(df)
     skipped = {}
@@ -309,7 +310,6 @@ def _design_a(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
     )
     if expertise is None:
         skipped["expertise"] = "no responses table or no expertise item"
-    warnings = []
     among = expertise.pop("chosen_among", None) if expertise else None
     if among:
         warnings.append(
@@ -603,7 +603,8 @@ def _design_b(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
     sessions = frames["claim_judgements"]
     participants = frames.get("participants")
     responses = frames.get("responses")
-    df = live.analysed_sessions(sessions, participants)
+    llm_warnings: list[str] = []
+    df = live.analysed_sessions(sessions, participants, llm_warnings)
     mask = analysable(sessions, "claim_judgements", participants)
     mask &= sessions["initial_correct"].notna().to_numpy() & sessions["final_correct"].notna().to_numpy()
     skipped = {}
@@ -623,7 +624,6 @@ def _design_b(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
     else:
         skipped["mixed_models"] = "no analysed sessions"
     keys = participant_key(df, uses_study(df))
-    llm_warnings: list[str] = []
     llm_judges_b = llm_persona.analyse(
         frames.get(llm_persona.JUDGEMENTS), frames.get(llm_persona.RATINGS), participants, llm_warnings
     )

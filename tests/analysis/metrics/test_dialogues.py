@@ -392,3 +392,51 @@ def test_expertise_effect_is_visible_in_synthetic_data():
     accuracy = [r["accuracy"]["p"] for r in out["levels"]]
     assert accuracy == sorted(accuracy)  # rising with expertise
     assert out["levels"][-1]["accuracy"]["lo"] > out["levels"][0]["accuracy"]["hi"]
+
+
+def test_flags_the_sides_contradict_are_counted_as_the_sides_tell_and_said():
+    """A spreadsheet that set `correct` to 1 on every row (and flipped `chose_a` on some) had
+    accuracy read 100 %, silently; the sides say otherwise."""
+    sides = {
+        "chosen_side": lambda n, c, s, a: "A" if a else "B",
+        "culprit_side": lambda n, c, s, a: "A" if n % 2 else "B",
+        "active_side_letter": lambda n, c, s, a: {1: "A", -1: "B", 0: ""}[s],
+        "active_side": lambda n, c, s, a: "none" if s == 0 else "a",
+    }
+    clean = judgements(PAPER_H1, **sides)
+    clean["correct"] = clean["chosen_side"] == clean["culprit_side"]
+    edited = clean.copy()
+    edited["correct"] = True
+    edited.loc[:4, "chose_a"] = ~edited.loc[:4, "chose_a"].astype(bool)
+    edited.loc[5:7, "signed_active_side"] = 2
+    notes = []
+    df = dialogues.analysed_judgements(edited, notes=notes)
+    reference = dialogues.analysed_judgements(clean)
+    for column in ("correct", "chose_a", "signed_active_side"):
+        assert df[column].tolist() == reference[column].tolist(), column
+    wrong = int((~clean["correct"].astype(bool)).sum())
+    assert notes == [
+        "judgements.csv: 5 row(s) whose `chose_a` disagrees with chosen_side: counted as chosen_side tells.",
+        f"judgements.csv: {wrong} row(s) whose `correct` disagrees with chosen_side and culprit_side: "
+        "counted as chosen_side and culprit_side tell.",
+        "judgements.csv: 3 row(s) whose `signed_active_side` disagrees with active_side_letter: counted as "
+        "active_side_letter tells.",
+    ]
+
+
+def test_rows_no_model_can_place_are_left_out_and_said():
+    """Without a letter to tell the side, a signed side of 2 made 'bias on A' empty and moved the
+    slope; a biased row with no condition was read as baseline by the joint model."""
+    data = judgements(PAPER_H1)
+    data.loc[:2, "signed_active_side"] = 2
+    data.loc[100:109, "condition"] = pd.NA  # anchoring rows, signed +1
+    notes = []
+    df = dialogues.analysed_judgements(data, notes=notes)
+    assert len(df) == len(data) - 13
+    assert set(df["signed_active_side"]) == {-1, 0, 1} and df["condition"].notna().all()
+    assert notes == [
+        "judgements.csv: 3 row(s) with `signed_active_side` other than -1, 0 or 1 (for example 2) and no "
+        "active_side_letter to tell the side: left out.",
+        "judgements.csv: 10 biased judgement(s) (signed_active_side ±1) with no `condition`: left out (no "
+        "bias to count them under; the joint model would have read them as baseline).",
+    ]

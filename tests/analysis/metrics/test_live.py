@@ -158,6 +158,20 @@ def test_a_protocol_the_export_never_writes_is_in_no_figure():
     assert {r["protocol"] for r in live.brier(df)} == {"debate", "consultancy"}
 
 
+def test_correctness_the_answers_contradict_is_counted_as_they_tell_and_said():
+    """`final_correct` set to 1 on every row by a spreadsheet had every final accuracy at 100 %."""
+    clean = sessions(SMALL)
+    edited = clean.copy()
+    edited["final_correct"] = True
+    notes = []
+    df = live.analysed_sessions(edited, notes=notes)
+    assert df["final_correct"].tolist() == clean["final_correct"].tolist()
+    assert notes == [
+        "claim_judgements.csv: 2 row(s) whose `final_correct` disagrees with final_answer and truth: "
+        "counted as they tell."
+    ]
+
+
 # --- the mixed model -------------------------------------------------------------------------
 
 

@@ -20,19 +20,33 @@ _REASON_SEPARATOR = re.compile(r"[;,]")
 
 
 def exclusion_flow(
-    participants: pd.DataFrame | None, rows: pd.DataFrame | None = None, table: str = ""
+    participants: pd.DataFrame | None,
+    rows: pd.DataFrame | None = None,
+    table: str = "",
+    *,
+    analysed: pd.DataFrame | None = None,
+    optional: Sequence[str] = (),
 ) -> dict:
     """How many participants entered, were excluded for each reason, completed and are analysed.
 
     From the participants table (`status`, `excluded`, `exclusion_reasons`); without it, from a
     design table's `participant_status`, `excluded`, `exclusion_reasons` (one row per
-    participant), which only knows the participants who reached that table.
+    participant), which only knows the participants who reached that table. With both, the
+    design table's rows count too (`rows`): a participant its rows say is excluded or did not
+    complete is dropped as the figures drop them (`frames.analysable`: every source must say
+    completed, none excluded).
 
-    The reason counts ("failed_attention", ...) are participants with that reason (a
-    participant can have several; status failed_check counts as failed attention). "steps" is
-    the sequential flow: each step drops those of the remaining participants with that reason,
-    in the order attention, recall, reading speed, other exclusions, not completed, so that the
-    last remaining count is the analysed sample (completed and not excluded)."""
+    The reason counts ("failed_attention", ...) are excluded participants with that reason (a
+    participant can have several; status failed_check counts as failed attention); a reason
+    listed for a participant `excluded` says is not excluded counts for nothing, as in the
+    figures, and is counted in `reasons_not_excluded`. "steps" is the sequential flow: each
+    step drops those of the remaining participants with that reason, in the order attention,
+    recall, reading speed, other exclusions, not completed, and, given the rows the figures
+    use (`analysed`), those with none of them (a design table cut to a subset, a participant
+    whose every comparison is invalid), so that the last remaining count is the analysed
+    sample the figures use. Steps named in `optional` are left out where they drop nobody (a
+    design without a recall check)."""
+    design = rows if participants is not None else None
     if participants is not None:
         source, df, status_col = "participants", participants, "status"
     elif rows is not None:
@@ -40,10 +54,22 @@ def exclusion_flow(
     else:
         raise ValueError("the exclusion flow needs the participants table")
     require(df, source, ["participant_id", status_col, "excluded"], "the exclusion flow")
-    with_study = uses_study(df)
+    joined = [t for t in (design, analysed) if t is not None and "participant_id" in t.columns]
+    with_study = uses_study(df, *joined) if joined else uses_study(df)
     df = df.assign(_key=participant_key(df, with_study)).drop_duplicates("_key")
+    keys = df["_key"]
     status = df[status_col].astype(str).where(df[status_col].notna(), "")
     excluded = flag(df["excluded"]).to_numpy()
+    completed = (status == "completed").to_numpy()
+    if design is not None and "participant_id" in design.columns and len(design):
+        theirs = participant_key(design, with_study)
+        if "excluded" in design.columns:
+            said = set(theirs[flag(design["excluded"]).to_numpy()])
+            excluded = excluded | keys.isin(said).to_numpy()
+        if "participant_status" in design.columns:
+            row_status = design["participant_status"]
+            unfinished = row_status.notna().to_numpy() & (row_status.astype(str) != "completed").to_numpy()
+            completed = completed & ~keys.isin(set(theirs[unfinished])).to_numpy()
     if "exclusion_reasons" in df.columns:
         # As exported ("recall;wpm"), or edited by hand: "Recall; WPM", "attention, recall".
         reasons = [
@@ -54,15 +80,17 @@ def exclusion_flow(
         ]
     else:
         reasons = [set() for _ in range(len(df))]
-    attention = (
-        np.array([("attention" in r) for r in reasons], dtype=bool) | (status == "failed_check").to_numpy()
-    )
-    recall = np.array([("recall" in r) for r in reasons], dtype=bool)
-    wpm = np.array([("wpm" in r) for r in reasons], dtype=bool)
-    listed_other = np.array([bool(r - set(EXCLUSION_REASONS)) for r in reasons], dtype=bool)
+    listed = np.array([bool(r) for r in reasons], dtype=bool)
+    attention = excluded & np.array([("attention" in r) for r in reasons], dtype=bool)
+    attention |= (status == "failed_check").to_numpy()
+    recall = excluded & np.array([("recall" in r) for r in reasons], dtype=bool)
+    wpm = excluded & np.array([("wpm" in r) for r in reasons], dtype=bool)
+    listed_other = excluded & np.array([bool(r - set(EXCLUSION_REASONS)) for r in reasons], dtype=bool)
     other = listed_other | (excluded & ~(attention | recall | wpm))
-    completed = (status == "completed").to_numpy()
-    analysed = completed & ~excluded & ~attention & ~recall & ~wpm & ~other
+    in_figures = np.ones(len(df), dtype=bool)
+    if analysed is not None:
+        in_figures = keys.isin(set(participant_key(analysed, with_study))).to_numpy()
+    analysed_now = completed & ~excluded & ~attention & ~recall & ~wpm & ~other & in_figures
 
     steps = [{"step": "entered", "dropped": None, "remaining": int(len(df))}]
     remaining = np.ones(len(df), dtype=bool)
@@ -72,9 +100,12 @@ def exclusion_flow(
         ("wpm_at_or_above_cap", wpm),
         ("other_exclusions", other),
         ("not_completed", ~completed),
+        ("no_analysed_rows", ~in_figures),
     ]:
         dropped = remaining & mask
         remaining = remaining & ~mask
+        if (name in optional or name == "no_analysed_rows") and not dropped.any():
+            continue
         steps.append({"step": name, "dropped": int(dropped.sum()), "remaining": int(remaining.sum())})
     steps.append({"step": "analysed", "dropped": None, "remaining": int(remaining.sum())})
     by_status = status.replace("", "(empty)").value_counts()
@@ -85,8 +116,9 @@ def exclusion_flow(
         "failed_recall": int(recall.sum()),
         "wpm_at_or_above_cap": int(wpm.sum()),
         "other_exclusions": int(other.sum()),
+        "reasons_not_excluded": int((listed & ~excluded).sum()),
         "completed": int(completed.sum()),
-        "analysed": int(analysed.sum()),
+        "analysed": int(analysed_now.sum()),
         "by_status": {str(k): int(v) for k, v in sorted(by_status.items())},
         "steps": steps,
     }
@@ -99,6 +131,7 @@ STEP_TITLES = {
     "wpm_at_or_above_cap": "Dropped: reading speed at or above the cap",
     "other_exclusions": "Dropped: other exclusions",
     "not_completed": "Dropped: did not complete",
+    "no_analysed_rows": "Dropped: no row the figures use",
     "analysed": "Analysed",
 }
 
@@ -111,6 +144,11 @@ def exclusion_table(flow: dict, key: str = "exclusion_flow", title: str = "Sampl
         f"reading speed {flow['wpm_at_or_above_cap']}, other {flow['other_exclusions']}; completed "
         f"{flow['completed']}. Source: {flow['source']} table."
     )
+    if flow.get("reasons_not_excluded"):
+        note += (
+            f" {flow['reasons_not_excluded']} participant(s) list an exclusion reason with excluded = 0: "
+            "not excluded, here as in the figures."
+        )
     return make_table(key, title, ["Step", "Dropped", "Remaining"], rows, note)
 
 

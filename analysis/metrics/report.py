@@ -238,9 +238,14 @@ def _n_pct(k: int | None, total: int) -> str | None:
     return f"{k} ({100 * k / total:.1f})" if total else f"{k}"
 
 
-def _flow(frames: dict, table: str) -> dict:
+ONLY_A = ("failed_recall", "wpm_at_or_above_cap")  # steps of design A's study only
+
+
+def _flow(frames: dict, table: str, analysed: pd.DataFrame | None = None, optional=ONLY_A) -> dict:
+    """The sample flow, ending at the participants the figures use (`analysed`: their rows)."""
     participants = _studied(frames, table)
-    return exclusion_flow(participants, frames.get(table) if participants is None else None, table)
+    rows = frames.get(table) if table != "participants" else None
+    return exclusion_flow(participants, rows, table, analysed=analysed, optional=optional)
 
 
 def _studied(frames: dict, table: str) -> pd.DataFrame | None:
@@ -330,7 +335,7 @@ def _design_a(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
             "biased": int((df["signed_active_side"] != 0).sum()),
             "studies": _studies(judgements, _studied(frames, "judgements")),
         },
-        "exclusion_flow": _flow(frames, "judgements"),
+        "exclusion_flow": _flow(frames, "judgements", df, optional=()),
         "fill": dialogues.fill_per_dialogue(judgements, mask, options["_dialogues"]),
         "accuracy": dialogues.accuracy_tables(df, biases),
         "choose_a_by_location": by_location,
@@ -638,7 +643,7 @@ def _design_b(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
             "protocols": sorted(df["protocol"].astype(str).unique().tolist()),
             "studies": _studies(sessions, _studied(frames, "claim_judgements")),
         },
-        "exclusion_flow": _flow(frames, "claim_judgements"),
+        "exclusion_flow": _flow(frames, "claim_judgements", df),
         "fill": live.fill(sessions, mask, participants),
         "accuracy": live.accuracy(df),
         "protocol_comparison": live.protocol_comparison(df),
@@ -914,7 +919,7 @@ def _design_d(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
             "interlocutors": len(labels),
             "studies": _studies(comparisons, _studied(frames, "comparisons")),
         },
-        "exclusion_flow": _flow(frames, "comparisons"),
+        "exclusion_flow": _flow(frames, "comparisons", df),
         "fill": fill,
         "checks": pairwise.checks(comparisons),
         "win_matrix": {"labels": labels, "wins": main["wins"]},

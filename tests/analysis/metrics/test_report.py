@@ -443,3 +443,50 @@ def test_long_dialogue_names_keep_the_fill_plot_laid_out():
         fig = plots._fill_bars(labels, [1] * 12, [2] * 12, "Fill per dialogue", "dialogue")
         assert plots._png(fig).startswith(b"\x89PNG")
     assert fig.axes[0].get_position().height > 0.2  # the bars keep a fifth of the figure or more
+
+
+def flow_agrees(tables: dict, design: str) -> dict:
+    """The sample flow's last count is the sample the figures use, whatever the files say."""
+    results = report.analyze(tables, design, bootstrap=2)
+    flow = results["exclusion_flow"]
+    people = results["n"].get("analysed_participants", results["n"].get("annotators"))
+    assert flow["analysed"] == flow["steps"][-1]["remaining"] == people
+    return results
+
+
+def test_the_sample_flow_ends_at_the_sample_the_figures_use():
+    """The flow read participants.csv alone: an exclusion made in judgements.csv only, a reason
+    listed with excluded = 0, or a judgements file cut to a subset left its 'Analysed' at 38
+    beside figures that used 33 or 13, with no word."""
+    base = flow_agrees(SMALL["A"](), "A")
+    n = base["n"]["analysed_participants"]
+    analysed = frames.typed("judgements", SMALL["A"]()["judgements"])
+    analysed = analysed[(analysed["participant_status"] == "completed") & ~analysed["excluded"].astype(bool)]
+    five = set(analysed["participant_id"].astype(str).head(5))
+
+    tables = SMALL["A"]()
+    rows = tables["judgements"]["participant_id"].astype(str).isin(five)
+    tables["judgements"].loc[rows, "excluded"] = "1"  # in the design table only
+    assert flow_agrees(tables, "A")["n"]["analysed_participants"] == n - 5
+
+    tables = SMALL["A"]()
+    people = tables["participants"]["participant_id"].astype(str).isin(five)
+    tables["participants"].loc[people, "exclusion_reasons"] = "attention"  # excluded stays 0
+    results = flow_agrees(tables, "A")
+    assert results["n"]["analysed_participants"] == n
+    assert results["exclusion_flow"]["reasons_not_excluded"] == 5
+    note = next(t for t in results["tables"] if t["key"] == "table_35")["note"]
+    assert "5 participant(s) list an exclusion reason with excluded = 0" in note
+
+    tables = SMALL["A"]()
+    tables["judgements"] = tables["judgements"][tables["judgements"]["condition"] == "baseline"]
+    results = flow_agrees(tables, "A")
+    steps = {s["step"]: s["dropped"] for s in results["exclusion_flow"]["steps"]}
+    assert steps["no_analysed_rows"] == n - results["n"]["analysed_participants"] > 0
+
+
+@pytest.mark.parametrize("design", "BD")
+def test_the_sample_flow_of_designs_b_and_d_has_no_steps_of_design_a(design):
+    results = flow_agrees(SMALL[design](), design)
+    steps = [s["step"] for s in results["exclusion_flow"]["steps"]]
+    assert "failed_recall" not in steps and "wpm_at_or_above_cap" not in steps

@@ -474,6 +474,8 @@ def read_csv(path: Path) -> pd.DataFrame:
     aside: a file joined in twice) are dropped, and said in the frame's notes: the export never
     writes either, as every table's rows differ in their ids. Text that is not UTF-8 is refused
     with what to do, rather than guessed at."""
+    if (not_text := _not_text(path)) is not None:
+        raise ValueError(not_text)
     try:
         with path.open(encoding="utf-8-sig", newline="") as f:
             header = f.readline()
@@ -482,6 +484,11 @@ def read_csv(path: Path) -> pd.DataFrame:
                 header = f.readline()
     except UnicodeDecodeError:
         raise ValueError(_not_utf8(path)) from None
+    if header.lstrip().startswith(("{", "[")):
+        raise ValueError(
+            f"{path.name} holds JSON, not CSV: use the CSV export (the API's JSON pages are another "
+            "format), or the .csv link beside it"
+        )
     if declared:
         separator = declared.group(1)
     elif "\t" in header and "," not in header and ";" not in header:
@@ -551,13 +558,16 @@ def read_csv(path: Path) -> pd.DataFrame:
             f"{path.name}: {_count(int(same.sum()), 'row')} the same as an earlier row in every cell "
             "dropped, each row counted once (the same file joined in twice?)."
         )
-    raw = raw[~repeated & ~same].reset_index(drop=True)
+    raw = raw[~repeated & ~same]
+    rows = (raw.index + 2 + (1 if declared else 0)).tolist()  # as a spreadsheet numbers them
+    raw = raw.reset_index(drop=True)
     for column in raw.columns:  # the export's guard against spreadsheet formulas, undone
         cells = raw[column]
         guarded = cells.str.startswith("'", na=False)
         if guarded.any():
             raw.loc[guarded, column] = cells[guarded].map(unguarded)
     raw.attrs["notes"] = notes  # carried on by `typed`
+    raw.attrs["rows"] = rows  # each row's number in the file, for errors (carried on by `typed`)
     return raw
 
 
@@ -639,6 +649,27 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
+# What a file that is not text at all starts with: named, rather than called "not UTF-8".
+_NOT_CSV = (
+    (b"PK\x03\x04", "a zip archive or an Excel workbook (.xlsx)"),
+    (b"\xd0\xcf\x11\xe0", "an old Excel workbook (.xls)"),
+    (b"%PDF", "a PDF document"),
+)
+
+
+def _not_text(path: Path) -> str | None:
+    """What a file that is not text at all is (by its first bytes), or None."""
+    with path.open("rb") as f:
+        start = f.read(8)
+    for magic, kind in _NOT_CSV:
+        if start.startswith(magic):
+            return (
+                f"{path.name} is {kind}, not a CSV file: open it in the spreadsheet and save it as "
+                "'CSV UTF-8 (comma delimited)', or use the file as exported"
+            )
+    return None
+
+
 def _not_utf8(path: Path) -> str:
     return (
         f"{path.name} is not UTF-8 text (a spreadsheet saved it in another encoding): save it "
@@ -674,13 +705,33 @@ def typed_by(
             )
     out = df.copy()
     notes: list[str] = list(df.attrs.get("notes", ()))
+    rows = df.attrs.get("rows")
+    if rows is not None and (len(rows) != len(df) or not df.index.equals(pd.RangeIndex(len(df)))):
+        rows = None  # filtered or joined since it was read: the numbers no longer line up
     for column, kind in known.items():
         if column in out.columns:
-            out[column] = _convert(out[column], kind, table, column, notes)
+            try:
+                out[column] = _convert(out[column], kind, table, column, notes)
+            except CellError as error:
+                where = (
+                    f" (row {rows[error.at]} of {table}.csv, as a spreadsheet numbers it)"
+                    if rows is not None
+                    else ""
+                )
+                raise ValueError(f"{error}{where}") from None
             if column in _LABELS and kind == "str":
                 _alike(out[column], table, column, notes)
     out.attrs["notes"] = notes
+    out.attrs["rows"] = rows
     return out
+
+
+class CellError(ValueError):
+    """A value a column cannot hold, with its row (`at`: the frame's index label)."""
+
+    def __init__(self, message: str, at):
+        super().__init__(message)
+        self.at = at
 
 
 # Text columns whose values name groups the figures count apart: conditions, belief groups,
@@ -998,6 +1049,8 @@ def _convert(
             return numbers
         if kind == "datetime":
             return _to_timestamps(series, table, column, notes)
+    except CellError as error:
+        raise CellError(f"table {table!r}, column {column!r}: {error}", error.at) from None
     except (ValueError, TypeError) as error:
         raise ValueError(f"table {table!r}, column {column!r}: {error}") from None
     raise AssertionError(kind)
@@ -1120,9 +1173,10 @@ def _rating(numbers: pd.Series, low: int, high: int) -> None:
     values = numbers.dropna().astype(float)
     outside = values[~np.isfinite(values) | (values < low) | (values > high) | (values % 1 != 0)]
     if len(outside):
-        raise ValueError(
+        raise CellError(
             f"{outside.iloc[0]:g} is not a confidence rating from {low} to {high} (the form's scale): "
-            "another study's scale? Convert it, or leave those rows out"
+            "another study's scale? Convert it, or leave those rows out",
+            outside.index[0],
         )
 
 
@@ -1136,7 +1190,7 @@ def _percent(numbers: pd.Series, table: str, column: str, notes: list[str] | Non
     values = numbers.dropna().astype(float)
     outside = values[~np.isfinite(values) | (values < 0) | (values > 100)]
     if len(outside):
-        raise ValueError(f"{outside.iloc[0]:g} is not a confidence in percent (0 to 100)")
+        raise CellError(f"{outside.iloc[0]:g} is not a confidence in percent (0 to 100)", outside.index[0])
     if len(values) and (values <= 1).all() and (values % 1 != 0).any():
         raise ValueError(
             "every confidence is between 0 and 1, with fractions: a 0-1 scale? The platform's "
@@ -1222,7 +1276,13 @@ def _to_flag(series: pd.Series) -> pd.Series:
             return whole.group(1) == "1"
         raise ValueError(f"not a flag (1/0/empty): {value!r}")
 
-    return pd.Series([one(v) for v in series.astype(object)], index=series.index, dtype="boolean")
+    values = []
+    for at, value in series.astype(object).items():
+        try:
+            values.append(one(value))
+        except ValueError as error:
+            raise CellError(str(error), at) from None
+    return pd.Series(values, index=series.index, dtype="boolean")
 
 
 _THOUSANDS_COMMA = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+$")
@@ -1240,7 +1300,7 @@ def _to_id(series: pd.Series) -> pd.Series:
     if numbers.dtype == "Int64":
         return numbers
     bad = numbers.notna() & ((numbers != np.floor(numbers)) | (numbers.abs() >= 2**53))
-    raise ValueError(f"not a whole number, as ids are: {series[bad].iloc[0]!r}")
+    raise CellError(f"not a whole number, as ids are: {series[bad].iloc[0]!r}", series[bad].index[0])
 
 
 def _to_number(series: pd.Series, kind: str) -> pd.Series:
@@ -1269,7 +1329,7 @@ def _to_number(series: pd.Series, kind: str) -> pd.Series:
         numbers = pd.to_numeric(text, errors="coerce").astype("float64")
         bad = numbers.isna() & s.notna()
         if bad.any():
-            raise ValueError(f"not a number: {s[bad].iloc[0]!r}")
+            raise CellError(f"not a number: {s[bad].iloc[0]!r}", s[bad].index[0])
     if kind == "int":
         finite = numbers.dropna()
         if (finite == np.floor(finite)).all() and (finite.abs() < 2**53).all():

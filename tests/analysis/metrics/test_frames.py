@@ -2,6 +2,7 @@
 
 import csv
 import io
+import re
 
 import pandas as pd
 import pytest
@@ -774,3 +775,47 @@ def test_blank_study_cells_beside_one_named_study_are_refused(tmp_path):
         frames.read_tables(tmp_path)
     tables["judgements"].to_csv(tmp_path / "judgements.csv", index=False)
     assert set(frames.read_tables(tmp_path)["judgements"]["study"]) == {"s1"}
+
+
+def test_a_value_a_column_cannot_hold_is_named_with_its_row_as_a_spreadsheet_numbers_it(tmp_path):
+    """The error named the file and the column but not which of 2,000 rows: the row is counted
+    as a spreadsheet shows it (column names row 1), past a multi-line text cell, a blank row, a
+    repeated one, and an Excel `sep=` line."""
+    exported = synthetic.synthetic_a(n_participants=12, seed=0)["judgements"]
+    exported["reasoning"] = exported["reasoning"].astype(str)
+    exported.loc[1, "reasoning"] = "first line\nsecond line"
+    bad = exported.copy()
+    bad.loc[6, "confidence"] = "very sure"
+    (tmp_path / "a").mkdir()
+    text = bad.iloc[:3].to_csv(index=False) + bad.iloc[[2]].to_csv(index=False, header=False)
+    text += "," * (bad.shape[1] - 1) + "\n" + bad.iloc[3:].to_csv(index=False, header=False)
+    (tmp_path / "a" / "judgements.csv").write_text("sep=,\n" + text)
+    # sep line 1, names 2, rows 0-2 at 3-5, the repeat 6, the blank 7, rows 3.. at 8..: row 6 at 11
+    with pytest.raises(
+        ValueError, match=r"column 'confidence': not a number: 'very sure' \(row 11 of judgements.csv"
+    ):
+        frames.read_tables(tmp_path / "a")
+    flags = exported.copy()
+    flags.loc[4, "correct"] = "maybe"
+    (tmp_path / "b").mkdir()
+    flags.to_csv(tmp_path / "b" / "judgements.csv", index=False)
+    with pytest.raises(ValueError, match=r"not a flag \(1/0/empty\): 'maybe' \(row 6 of judgements.csv"):
+        frames.read_tables(tmp_path / "b")
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (b"PK\x03\x04\x14\x00\x06\x00", "is a zip archive or an Excel workbook (.xlsx), not a CSV file"),
+        (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "is an old Excel workbook (.xls), not a CSV file"),
+        (b'[{"participant_id": 1}]', "holds JSON, not CSV"),
+    ],
+)
+def test_a_file_that_is_not_csv_is_named_for_what_it_is(tmp_path, content, said):
+    """An .xlsx renamed .csv was 'not UTF-8 text (a spreadsheet saved it in another encoding)';
+    the API's JSON saved as .csv was 'no column participant_id'."""
+    (tmp_path / "judgements.csv").write_bytes(
+        content + b"\x00" * 64 if content.startswith(b"PK") else content
+    )
+    with pytest.raises(ValueError, match=re.escape(f"judgements.csv {said}")):
+        frames.read_tables(tmp_path)

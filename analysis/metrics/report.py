@@ -852,7 +852,15 @@ def _tables_b(r: dict) -> list[dict]:
                 "Mixed-effects logistic regressions of final correctness",
                 ["Model", "Term", "Odds ratio", "95% CI", "p", "Log-odds", "SE"],
                 rows,
-                f"{method}. Reference levels: {refs}. " + "; ".join(notes) + ".",
+                " ".join(
+                    part
+                    for part in (
+                        f"{method}." if method else "",
+                        f"Reference levels: {refs}." if refs else "",
+                        "; ".join(notes) + "." if notes else "",
+                    )
+                    if part
+                ),
             )
         )
     # LLM judges (paper 001, Study II and Table 3), or a note that there are none.

@@ -490,3 +490,11 @@ def test_the_sample_flow_of_designs_b_and_d_has_no_steps_of_design_a(design):
     results = flow_agrees(SMALL[design](), design)
     steps = [s["step"] for s in results["exclusion_flow"]["steps"]]
     assert "failed_recall" not in steps and "wpm_at_or_above_cap" not in steps
+
+
+def test_a_mixed_model_note_with_no_model_fitted_has_no_empty_sentences():
+    """'. Reference levels: protocol: consultancy, group: skeptical. .' when nothing was fitted."""
+    results = report.analyze(synthetic.synthetic_b(n_participants=2, seed=1), "B", bootstrap=2)
+    table = next(t for t in results["tables"] if t["key"] == "mixed_models")
+    assert table["rows"] == [] and "mixed_models" in results["skipped"]
+    assert table["note"] == "Reference levels: protocol: consultancy, group: skeptical."

@@ -215,6 +215,11 @@ MIDDLEWARE = [
     # Last: turns a locked-out login (see the AXES_ settings) into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]
+if DEBUG:  # the participants' 404 page, not Django's developer page listing the URL patterns
+    MIDDLEWARE.insert(
+        MIDDLEWARE.index("participants.i18n.ParticipantLanguage"),
+        "participants.error_pages.ParticipantNotFoundPage",
+    )
 
 ROOT_URLCONF = "config.urls"
 # Django's form renderer, with plain inputs and textareas written out in Python (issue #12).

@@ -102,12 +102,16 @@ def _favicon_bytes() -> bytes:
     return _FAVICON.read_bytes()
 
 
-@require_GET
+@require_http_methods(["GET", "HEAD"])
 @participant_page
 def enter(request: HttpRequest, slug: str) -> HttpResponse:
     study = study_cached(slug=slug)
     if study is None:
         raise Http404("No such study")
+    if request.method == "HEAD":
+        # A link checker's (or a researcher's tool's) look at the study link: it exists, and
+        # nobody enters (a HEAD was a 405, read as a broken link).
+        return HttpResponse(content_type="text/html; charset=utf-8")
     try:
         pid, study_id, session_id = services.entry_params(request.GET, study=study)
         is_pilot = services.entry_pilot(request.GET, study=study)

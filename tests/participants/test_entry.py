@@ -67,6 +67,14 @@ class TestStudyLink:
     def test_an_unknown_study_is_a_404(self, db):
         assert Client().get(f"/s/nope/?PROLIFIC_PID={pid()}").status_code == 404
 
+    def test_a_head_request_on_the_study_link_answers_and_enters_nobody(self, questionnaire_study):
+        """Link checkers ask with HEAD: it was a 405 (read as a broken link)."""
+        response = Client().head(entry_url(questionnaire_study))
+        assert response.status_code == 200 and response.content == b""
+        assert response["Cache-Control"] == "no-store, max-age=0"
+        assert not Participant.objects.exists()
+        assert Client().head(f"/s/nope/?PROLIFIC_PID={pid()}").status_code == 404
+
     @pytest.mark.parametrize("status", ["draft", "paused", "closed"])
     def test_a_study_that_is_not_live_accepts_nobody_new(self, questionnaire_study, status):
         Study.objects.filter(pk=questionnaire_study.pk).update(status=status)

@@ -54,3 +54,23 @@ def test_django_uses_these_pages():
     resolver = get_resolver()
     assert resolver.resolve_error_handler(404) is not_found
     assert resolver.resolve_error_handler(500) is server_error
+
+
+def test_with_debug_on_as_in_the_demo_participants_still_get_their_page(settings):
+    """The demo runs with DEBUG on, where Django answers a bad link with its developer page
+    listing every URL pattern (a generic participant's walk found it); the admin keeps it."""
+    from django.test import Client
+
+    settings.DEBUG = True
+    if "participants.error_pages.ParticipantNotFoundPage" not in settings.MIDDLEWARE:
+        settings.MIDDLEWARE = ["participants.error_pages.ParticipantNotFoundPage", *settings.MIDDLEWARE]
+    client = Client()
+    for path in ("/p/not-a-token/", "/s/no-such-study/?PROLIFIC_PID=" + "a" * 24, "/nowhere"):
+        response = client.get(path)
+        page = response.content.decode()
+        assert response.status_code == 404, path
+        assert "<h1>Page not found</h1>" in page and "URLconf" not in page, path
+    admin = client.get("/admin/no-such-page/")
+    assert admin.status_code in (302, 404)  # the login first, or Django's page for developers
+    api = client.get("/api/v1/no-such-thing/")
+    assert api.status_code in (401, 403, 404) and "Page not found</h1>" not in api.content.decode()

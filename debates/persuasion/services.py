@@ -627,6 +627,8 @@ def outcome_text(dialogue: PersuasionDialogue, side: str | None) -> str:
             return gettext("You left the dialogue.")
         if reason == Reason.AGENT_FAILED:
             return gettext("Your opponent could not go on. Thank you: press Continue to go on.")
+        if reason == Reason.PARTNER_SILENT:  # not gone: quiet past the limit on their turn
+            return gettext("Your partner did not reply in time. Thank you: press Continue to go on.")
         return gettext("Your partner left the dialogue. Thank you: press Continue to go on.")
     return ""
 
@@ -674,6 +676,8 @@ def snapshot_for(
         "deadline": deadline.isoformat() if deadline else "",
         "silence_seconds": dialogue.silence_seconds,
         "last_move_at": dialogue.last_move_at.isoformat() if dialogue.last_move_at else "",
+        # Seconds left to reply on this turn, counted here (the browser's clock may be off).
+        "silence_left": _silence_left(dialogue) if my_turn else None,
         "admissible": admissible,
         "outcome": outcome_text(dialogue, side),
         "ended": dialogue.status in (Status.FINISHED, Status.ABANDONED),
@@ -691,6 +695,11 @@ def snapshot_for(
             for t in turns
         ],
     }
+
+
+def _silence_left(dialogue: PersuasionDialogue) -> int:
+    last = dialogue.last_move_at or dialogue.started_at or dialogue.created_at  # as dialogue_check
+    return max(0, round(dialogue.silence_seconds - (timezone.now() - last).total_seconds()))
 
 
 def shown_sentences(sentences: list[dict] | None) -> list[dict]:

@@ -96,6 +96,7 @@ def _persuasion_strings() -> dict[str, str]:
         "reading_theirs": gettext("Reading the moves in your opponent's turn…"),
         "opponent_writing": gettext("Your opponent is writing…"),
         "your_turn": gettext("Your turn (turn %(n)s of at most %(max)s, both sides counted)."),
+        "reply_soon": gettext("Your turn: reply within %(n)s seconds, or the dialogue ends."),
         "title_your_turn": pgettext("page title", "Your turn"),
         "waiting": gettext("Waiting for your opponent…"),
         "write_one": gettext("Write at least one sentence."),

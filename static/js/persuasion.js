@@ -211,6 +211,7 @@
     else if (sending) text = say("sending", "Sending…");
     else if (busy && busy.status === "reading") text = busy.speaker === side ? say("reading_yours", "Reading the moves in your turn…") : say("reading_theirs", "Reading the moves in your opponent's turn…");
     else if (busy) text = say("opponent_writing", "Your opponent is writing…");
+    else if (snap.my_turn && hurry()) text = say("reply_soon", "Your turn: reply within %(n)s seconds, or the dialogue ends.", { n: hurry() });
     else if (snap.my_turn) text = say("your_turn", "Your turn (turn %(n)s of at most %(max)s, both sides counted).", { n: snap.turns_played + 1, max: snap.max_turns });
     else text = say("waiting", "Waiting for your opponent…");
     // Rewritten only when it changes, or a screen reader may read it out again and again.
@@ -220,6 +221,18 @@
       finish.focus();
     }
     wasEnded = snap.ended;
+  }
+
+  // Near the end of the silence limit on my turn, the status says so, once (a screen reader
+  // reads it once: it is not a countdown): the seconds left when it appeared, else 0.
+  var hurryFrom = 0;
+  function hurry() {
+    if (replyBy === null || !snap || !snap.my_turn || sending) { hurryFrom = 0; return 0; }
+    var left = (replyBy - Date.now()) / 1000;
+    var warnAt = Math.min(60, Math.round((snap.silence_seconds || 300) / 3));
+    if (left > warnAt) { hurryFrom = 0; return 0; }
+    if (!hurryFrom) hurryFrom = Math.max(1, Math.floor(left / 10) * 10 || Math.ceil(left));
+    return hurryFrom;
   }
 
   function maxSeq() {
@@ -238,6 +251,7 @@
 
   var quietMs = 1000 * (parseFloat(root.getAttribute("data-quiet-seconds")) || 10);
   var heard = Date.now(); // the last message from the server
+  var replyBy = null; // on my turn: when (this browser's clock) the silence limit ends it
   var announced = {}; // seq -> true: opponent's turns read out (or there when the page opened)
   var primed = false; // the first snapshot is history, not news
 
@@ -264,6 +278,8 @@
     switch (m.type) {
       case "snapshot":
         snap = m;
+        // Counted by the server: the browser's clock may be off.
+        replyBy = typeof m.silence_left === "number" ? Date.now() + 1000 * m.silence_left : null;
         side = m.side || side;
         turns = {};
         chat.textContent = "";
@@ -357,6 +373,7 @@
       heard = Date.now();
       resync();
     }
+    if (replyBy !== null && snap && snap.my_turn && !hurryFrom && hurry()) refresh();
   }, 1000);
 
   updateHint();

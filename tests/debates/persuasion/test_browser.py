@@ -269,6 +269,30 @@ def test_a_participant_debates_the_ai_to_a_win_and_completes_on_prolific(server,
     assert said == [f"Your opponent, Turn {t.seq}: {t.text}" for t in stored if t.author == "agent"][-3:]
 
 
+def test_the_reply_time_limit_is_in_the_rules_and_the_status_says_when_it_is_near(server, context):
+    """A participant silent on their turn for the silence limit ends the dialogue: nothing on
+    the page said so (a generic participant's walk ran into it after 5 minutes)."""
+    study = study_of(PERSUASION_LIVE_STUDY, "persuasion-silence-browser", side="pro")
+    page = context.new_page()
+    prolific_pid = enter(page, server, study)
+    dialogue = PersuasionDialogue.objects.get(pro_participant__prolific_pid=prolific_pid)
+    expect(page.locator("details.rules")).to_contain_text(
+        f"On your turn, reply within {dialogue.silence_seconds} seconds, or the dialogue ends."
+    )
+    assert wait_my_turn_or_end(page)
+    expect(status(page)).to_have_text(your_turn(1))
+    # 40 seconds left (the server counts them: the page's clock may be off).
+    quiet_since = timezone.now() - timedelta(seconds=dialogue.silence_seconds - 40)
+    PersuasionDialogue.objects.filter(pk=dialogue.pk).update(last_move_at=quiet_since)
+    page.reload()
+    assert wait_my_turn_or_end(page)
+    expect(status(page)).to_have_text(
+        re.compile(r"^Your turn: reply within (30|40) seconds, or the dialogue ends\.$")
+    )
+    say(page, HUMAN_TURNS[0])  # a reply: the warning goes with the turn
+    expect(status(page)).not_to_contain_text("or the dialogue ends", timeout=TURN_WAIT)
+
+
 def test_two_participants_paired_in_the_waiting_room_debate_to_a_winner(server, context, partner, prolific):
     study = study_of(PERSUASION_HUMANS_STUDY, "persuasion-humans-browser")
     first, second = context.new_page(), partner.new_page()

@@ -201,6 +201,28 @@ class TestPartnerGone:
         talker.refresh_from_db()
         assert (talker.status, talker.exit_code) == (Participant.Status.COMPLETED, "CLEFT")
 
+    def test_the_one_to_reply_is_told_the_seconds_left_and_each_side_why_it_ended(self):
+        """The silent participant's partner read 'Your partner left the dialogue' (they had
+        not left), and nothing told the one to reply that a limit was running."""
+        study = humans_study(silence_seconds=60)
+        _, _, dialogue = paired(study)
+        silent = services.game_of(dialogue).to_move
+        talker = "con" if silent == "pro" else "pro"
+        fresh = ps.fresh(dialogue)
+        assert 50 <= services.snapshot_for(fresh, silent, {})["silence_left"] <= 60
+        assert services.snapshot_for(fresh, talker, {})["silence_left"] is None
+        assert services.dialogue_check(
+            dialogue_id=dialogue.pk, now=fresh.last_move_at + timedelta(seconds=60)
+        )
+        ended = ps.fresh(dialogue)
+        assert services.outcome_text(ended, talker) == (
+            "Your partner did not reply in time. Thank you: press Continue to go on."
+        )
+        assert (
+            services.outcome_text(ended, silent)
+            == "The dialogue ended because no reply came from you in time."
+        )
+
     def test_without_a_code_the_remaining_participant_goes_on_with_the_study(self):
         study = humans_study(partner_left_code="")
         (wa, a), (wb, b), dialogue = paired(study)

@@ -32,6 +32,7 @@ def _step_strings() -> dict[str, str]:
         "slider_untouched": gettext("Move the slider to answer"),
         "counter_enough": gettext("%(count)s characters — enough."),
         "counter_short": gettext("%(count)s of at least %(min)s characters."),
+        "limit": gettext("This box holds at most %(max)s characters: anything beyond that was not kept."),
     }
 
 
@@ -63,8 +64,8 @@ def _live_strings() -> dict[str, str]:
         "your_turn": gettext("Your turn: ask a question, or pass."),
         "title_your_turn": pgettext("page title", "Your turn"),
         "about_to_reply": gettext("%(name)s is about to reply…"),
-        "continue_below": gettext("Continue below ↓"),
-        "new_below": gettext("New text below ↓"),
+        "continue_below": gettext("Scroll to the Continue button ↓"),
+        "new_below": gettext("Scroll to the new text ↓"),
         "write_first": gettext("Write a question first, or pass."),
         "closed": gettext("This conversation is no longer open. Reload the page to continue."),
     }

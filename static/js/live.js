@@ -252,7 +252,7 @@
     }
     wasOver = over();
     var hidden = follow || !((busy && busy.el && below(busy.el)) || over());
-    newBelow.textContent = over() ? say("continue_below", "Continue below ↓") : say("new_below", "New text below ↓");
+    newBelow.textContent = over() ? say("continue_below", "Scroll to the Continue button ↓") : say("new_below", "Scroll to the new text ↓");
     newBelow.hidden = hidden;
   }
 

@@ -11,6 +11,10 @@
  * _keys.NAME, _pastes.NAME, _pasted.NAME and _typing_ms.NAME. Pasted text is read only for
  * its length; no key and no text is kept or sent: only counts and durations. The server
  * clamps them and derives flags (participants/flags.py).
+ *
+ * Drafts: what the participant has typed or chosen on the page is kept in sessionStorage (this
+ * tab only) until the form is sent, and put back after a refresh or a crash of the tab, where
+ * the server did not fill the form itself (a page shown again with its errors has the answers).
  */
 (function () {
   "use strict";
@@ -124,10 +128,74 @@
     input.value = String(value);
   }
 
+  // The answer controls a draft keeps: not hidden fields, not the honeypot (outside the form,
+  // joined to it by its form attribute).
+  function answerControls(form) {
+    return Array.prototype.filter.call(form.elements, function (el) {
+      if (!el.name || el.name.charAt(0) === "_" || el.name === "csrfmiddlewaretoken") return false;
+      if (el.type === "hidden" || el.type === "submit" || el.type === "button" || el.disabled) return false;
+      return !el.closest(".hp-field") && form.contains(el);
+    });
+  }
+
+  function Draft(key, form) {
+    this.key = "rostrum-draft:" + key;
+    this.form = form;
+  }
+  Draft.prototype.save = function () {
+    var values = {};
+    answerControls(this.form).forEach(function (el) {
+      if (el.type === "radio" || el.type === "checkbox") {
+        if (el.checked) (values[el.name] = values[el.name] || []).push(el.value);
+      } else if (el.type === "range") {
+        if (!el.hasAttribute("data-untouched")) values[el.name] = el.value;
+      } else if (el.value) {
+        values[el.name] = el.value;
+      }
+    });
+    try { sessionStorage.setItem(this.key, JSON.stringify(values)); } catch (e) { /* storage off */ }
+  };
+  Draft.prototype.restore = function () {
+    var values = null;
+    try { values = JSON.parse(sessionStorage.getItem(this.key) || "null"); } catch (e) { values = null; }
+    if (!values) return;
+    var form = this.form;
+    var controls = answerControls(form);
+    var answered = function (name) {
+      return controls.some(function (el) {
+        if (el.name !== name) return false;
+        if (el.type === "radio" || el.type === "checkbox") return el.checked;
+        if (el.type === "range") return !el.hasAttribute("data-untouched");
+        return el.value !== "";
+      });
+    };
+    Object.keys(values).forEach(function (name) {
+      if (answered(name)) return; // the server's (or the browser's) own value stands
+      controls.forEach(function (el) {
+        if (el.name !== name) return;
+        var saved = values[name];
+        if (el.type === "radio" || el.type === "checkbox") {
+          el.checked = Array.isArray(saved) && saved.indexOf(el.value) !== -1;
+          if (el.checked) el.dispatchEvent(new Event("change", { bubbles: true }));
+        } else {
+          el.value = saved;
+          el.dispatchEvent(new Event("input", { bubbles: true }));
+        }
+      });
+    });
+  };
+  Draft.prototype.forget = function () {
+    try { sessionStorage.removeItem(this.key); } catch (e) { /* storage off */ }
+  };
+
   function setUpForm(form) {
     var timer = new Timer(form.getAttribute("data-timing-key"));
     // One page of a step is one served page: a new page (of a multi-page step) counts afresh.
     var pageKey = form.getAttribute("data-timing-key") + ":" + (form.getAttribute("data-page-key") || "");
+    var draft = new Draft(pageKey, form);
+    if (!document.getElementById("errors")) draft.restore(); // shown again with errors: the answers are there
+    form.addEventListener("input", function () { draft.save(); });
+    form.addEventListener("change", function () { draft.save(); });
     var typings = Array.prototype.map.call(form.querySelectorAll("textarea[name]"), function (box) {
       return new Typing(pageKey, box);
     });
@@ -142,6 +210,7 @@
     form.addEventListener("submit", function (event) {
       if (submitting) { event.preventDefault(); return; }
       submitting = true;
+      draft.forget();
       timer.fill(form);
       typings.forEach(function (typing) { typing.fill(form); });
       // Disable the buttons only after the browser has read the clicked one's value.
@@ -224,6 +293,30 @@
     });
   }
 
+  // A box with a character limit (maxlength) silently cut a longer paste: say so when it is full.
+  function setUpLimits() {
+    var boxes = document.querySelectorAll('textarea[maxlength], input[type="text"][maxlength]');
+    Array.prototype.forEach.call(boxes, function (box) {
+      var max = parseInt(box.getAttribute("maxlength"), 10);
+      if (!box.id || !max || box.closest(".hp-field")) return;
+      var note = document.createElement("p");
+      note.className = "limit-note";
+      note.id = box.id + "_limit";
+      note.hidden = true;
+      var after = document.querySelector('.counter[data-for="' + box.id + '"]') || box;
+      after.parentNode.insertBefore(note, after.nextSibling);
+      var described = (box.getAttribute("aria-describedby") || "").split(" ").filter(Boolean);
+      box.setAttribute("aria-describedby", described.concat([note.id]).join(" "));
+      var show = function () {
+        var full = box.value.length >= max;
+        if (full) note.textContent = say("limit", "This box holds at most %(max)s characters: anything beyond that was not kept.", { max: max });
+        note.hidden = !full;
+      };
+      box.addEventListener("input", show);
+      show();
+    });
+  }
+
   function setUpProgress() {
     var fill = document.querySelector(".progress-fill[data-width]");
     if (fill) fill.style.width = fill.getAttribute("data-width") + "%";
@@ -236,11 +329,12 @@
 
   document.addEventListener("DOMContentLoaded", function () {
     var form = document.querySelector("form.step-form[data-timing-key]");
-    if (form) setUpForm(form);
     setUpSliders();
     setUpConditionalFields();
-    forgetMovedNotice();
     setUpCounters();
+    setUpLimits();
+    if (form) setUpForm(form); // after the others: a restored draft fires their events
+    forgetMovedNotice();
     setUpProgress();
     focusErrors();
   });

@@ -11,8 +11,8 @@ from django.utils import timezone
 from playwright.sync_api import Page, expect
 
 from participants import flags
-from participants.models import Flag, Participant, TextEntry
-from tests.support.browser import PROLIFIC_DONE, heading, submit
+from participants.models import Flag, Participant, Response, TextEntry
+from tests.support.browser import PROLIFIC_DONE, choose, heading, slide_to, submit
 from tests.support.cast import entry_url, pid
 from tests.support.studies import CONSENT_STEP, DEBRIEF_STEP, build_study
 
@@ -142,3 +142,66 @@ def test_a_person_typing_is_not_flagged_and_pasting_is_recorded(server, context,
     flagged = list(Flag.objects.filter(participant=p).values_list("kind", "field"))
     assert flagged == [(Flag.Kind.PASTED_TEXT, "notes")]
     assert p.status == Participant.Status.COMPLETED and not p.excluded
+
+
+DRAFT_STEPS = [
+    CONSENT_STEP,
+    {
+        "kind": "questionnaire",
+        "title": "Your thoughts",
+        "questions": [
+            {"key": "colour", "kind": "single_choice", "text": "Pick a colour", "options": ["Red", "Blue"]},
+            {"key": "warmth", "kind": "slider", "text": "How warm?", "min_value": 0, "max_value": 100},
+            {"key": "why", "kind": "text", "text": WHY, "min_length": 10},
+            {"key": "notes", "kind": "text", "text": NOTES, "required": False},
+        ],
+    },
+    DEBRIEF_STEP,
+]
+
+
+def test_what_was_typed_and_chosen_survives_a_refresh_and_is_stored_once(server, context, prolific):
+    """A refresh (or a tab that crashed) emptied the page: the reasoning typed, the side picked,
+    the slider moved, all gone (a generic participant's walk). The draft is this tab's only,
+    and a page the server shows again with its errors keeps the server's values."""
+    study = build_study(DRAFT_STEPS, slug="drafts")
+    page = context.new_page()
+    prolific_pid = pid()
+    page.goto(server + entry_url(study, prolific_pid))
+    unhurried(prolific_pid)
+    submit(page, "I agree to take part")
+    expect(page.locator("h1")).to_have_text("Your thoughts")
+    choose(page, "Pick a colour", "Blue")
+    slide_to(page, "How warm?", 70)
+    page.get_by_label(WHY).press_sequentially(TYPED, delay=10)
+    # A paste longer than the box holds was cut without a word: now it is said.
+    notes, limit = page.get_by_label(NOTES), page.locator("#id_notes_limit")
+    expect(limit).to_be_hidden()
+    notes.fill("y" * 5100)
+    expect(notes).to_have_value("y" * 5000)
+    expect(limit).to_have_text("This box holds at most 5000 characters: anything beyond that was not kept.")
+    assert limit.get_attribute("id") in (notes.get_attribute("aria-describedby") or "").split()
+    notes.fill("A shorter note.")
+    expect(limit).to_be_hidden()
+
+    page.reload()
+    expect(page.get_by_label(WHY)).to_have_value(TYPED)
+    expect(page.get_by_role("radio", name="Blue", exact=True)).to_be_checked()
+    expect(page.get_by_role("slider", name="How warm?")).to_have_value("70")
+    expect(page.locator("output.untouched")).to_have_count(0)  # moved, not a default
+    expect(page.locator(".counter")).to_contain_text("enough")  # the counter read it again
+
+    other = context.browser.new_context().new_page()  # another tab's storage: nothing to restore
+    other.goto(page.url)
+    expect(other.get_by_label(WHY)).to_have_value("")
+    other.context.close()
+
+    unhurried(prolific_pid)
+    submit(page, "Continue")
+    assert heading(page) == "Thanks"
+    person = Participant.objects.get(prolific_pid=prolific_pid)
+    stored = {r.key: r.value for r in Response.objects.filter(participant=person)}
+    assert (stored["colour"], str(stored["warmth"]), stored["why"]) == ("Blue", "70", TYPED)
+    assert stored["notes"] == "A shorter note."
+    page.go_back()  # the step answered: back lands on the current step, with no draft in it
+    assert heading(page) == "Thanks"

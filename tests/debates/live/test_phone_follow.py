@@ -80,7 +80,7 @@ def test_on_a_phone_the_page_follows_the_reply_above_the_status_bar_and_ends_on_
     page.wait_for_function("() => document.querySelector('#chat > li.writing')", timeout=TURN_WAIT)
     page.evaluate("window.scrollBy(0, -350)")
     expect(page.locator("#new-below")).to_be_visible(timeout=TURN_WAIT)
-    expect(page.locator("#new-below")).to_have_text("New text below ↓")
+    expect(page.locator("#new-below")).to_have_text("Scroll to the new text ↓")
     held = page.evaluate("window.scrollY")
     time.sleep(0.5)
     if geometry(page)["writing"]:
@@ -107,7 +107,7 @@ def test_on_a_phone_the_page_follows_the_reply_above_the_status_bar_and_ends_on_
         f"() => ({in_view})() || !document.getElementById('new-below').hidden", timeout=TURN_WAIT
     )
     if not page.evaluate(in_view):
-        expect(page.locator("#new-below")).to_have_text("Continue below ↓")
+        expect(page.locator("#new-below")).to_have_text("Scroll to the Continue button ↓")
         page.locator("#new-below").tap()
     page.wait_for_function(in_view, timeout=5_000)
     box = finish_button(page).bounding_box()

@@ -28,6 +28,18 @@ DEFAULT_AGE_EDGES = (18, 31, 41, 51, 61, 71)
 
 
 def valid_comparisons(comparisons: pd.DataFrame, participants: pd.DataFrame | None = None) -> pd.DataFrame:
+    keep = _counting(comparisons, participants)
+    winner = comparisons["winner"].astype(str)
+    keep &= winner.isin(list(ranking.WINNERS)).to_numpy()
+    keep &= (
+        comparisons["interlocutor_1"].notna().to_numpy() & comparisons["interlocutor_2"].notna().to_numpy()
+    )
+    return comparisons[keep].reset_index(drop=True)
+
+
+def _counting(comparisons: pd.DataFrame, participants: pd.DataFrame | None) -> np.ndarray:
+    """The rows that count as answers (`valid`, or the rule where it is blank), whatever
+    their winner."""
     require(comparisons, "comparisons", REQUIRED, "design D")
     said = comparisons["valid"].notna().to_numpy() if "valid" in comparisons.columns else None
     if said is not None and said.any():
@@ -48,12 +60,7 @@ def valid_comparisons(comparisons: pd.DataFrame, participants: pd.DataFrame | No
                 pass
     else:
         keep = _by_the_rule(comparisons, participants)
-    winner = comparisons["winner"].astype(str)
-    keep &= winner.isin(list(ranking.WINNERS)).to_numpy()
-    keep &= (
-        comparisons["interlocutor_1"].notna().to_numpy() & comparisons["interlocutor_2"].notna().to_numpy()
-    )
-    return comparisons[keep].reset_index(drop=True)
+    return keep
 
 
 def _by_the_rule(comparisons: pd.DataFrame, participants: pd.DataFrame | None) -> np.ndarray:
@@ -79,12 +86,20 @@ def counted_comparisons(
     df = df[~itself].reset_index(drop=True)
     labels = interlocutors(df)
     unranked = sorted(set(interlocutors(comparisons)) - set(labels))
-    return df, labels, {"selves": int(itself.sum()), "self_names": selves, "unranked": unranked}
+    # A row that counts but names no winner (blanked in a spreadsheet?): left out, and said; a
+    # winner the export never writes is counted in the reading notes already.
+    blank = int((_counting(comparisons, participants) & comparisons["winner"].isna().to_numpy()).sum())
+    left = {"selves": int(itself.sum()), "self_names": selves, "unranked": unranked, "no_winner": blank}
+    return df, labels, left
 
 
 def left_out_warnings(left: dict) -> list[str]:
     """The warnings that say what `counted_comparisons` left out."""
     warnings = []
+    if left.get("no_winner"):
+        warnings.append(
+            f"{left['no_winner']} comparison(s) that count have no winner (blank): left out, as unanswered."
+        )
     if left["selves"]:
         warnings.append(
             f"{left['selves']} comparison(s) of an interlocutor against itself "

@@ -498,3 +498,17 @@ def test_a_mixed_model_note_with_no_model_fitted_has_no_empty_sentences():
     table = next(t for t in results["tables"] if t["key"] == "mixed_models")
     assert table["rows"] == [] and "mixed_models" in results["skipped"]
     assert table["note"] == "Reference levels: protocol: consultancy, group: skeptical."
+
+
+def test_comparisons_that_count_with_a_blank_winner_are_left_out_and_said():
+    """Blanked winners were dropped without a word (a '3' was counted in the warnings)."""
+    tables = SMALL["D"]()
+    whole = report.analyze(SMALL["D"](), "D", bootstrap=2)
+    counted = frames.typed("comparisons", tables["comparisons"])
+    counted = counted[counted["valid"].astype(bool)].index[:3]
+    tables["comparisons"].loc[counted, "winner"] = ""
+    results = report.analyze(tables, "D", bootstrap=2)
+    assert results["n"]["valid"] == whole["n"]["valid"] - 3
+    said = "3 comparison(s) that count have no winner (blank): left out, as unanswered."
+    assert said in results["warnings"]
+    assert not any("no winner" in w for w in whole["warnings"])

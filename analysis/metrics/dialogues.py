@@ -220,9 +220,12 @@ def per_bias_fits(df: pd.DataFrame, biases: list[str]) -> dict | None:
         cell = df[df["condition"].astype(str) == bias]
         subset = df[baseline | (df["condition"].astype(str) == bias)]
         xs = subset["signed_active_side"].to_numpy(dtype=float)
-        sub = logistic.fit(
-            np.column_stack([np.ones_like(xs), xs]), _y(subset, "chose_a"), ["intercept", bias]
-        )
+        # Without baseline judgements the "baseline + this bias" fit is the joint one again.
+        sub = None
+        if baseline.any():
+            sub = logistic.fit(
+                np.column_stack([np.ones_like(xs), xs]), _y(subset, "chose_a"), ["intercept", bias]
+            )
         rows.append(
             {
                 "bias": bias,

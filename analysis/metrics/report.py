@@ -235,7 +235,7 @@ def _ci(prop: dict) -> str | None:
 def _n_pct(k: int | None, total: int) -> str | None:
     if k is None:
         return "–"
-    return f"{k} ({100 * k / total:.1f})" if total else f"{k}"
+    return f"{k} ({100 * k / total:.1f})" if total else "–"
 
 
 ONLY_A = ("failed_recall", "wpm_at_or_above_cap")  # steps of design A's study only
@@ -402,7 +402,8 @@ def _tables_a(r: dict) -> list[dict]:
             "Observed and model-implied % choosing side A by active-bias location (Table 39)",
             ["Condition", "N", "Observed % choosing A", "95% CI", "Model-implied % choosing A"],
             [
-                [x["title"], x["n"], pct(x["p"]), _ci(x), pct(x["implied_p"])]
+                # No judgements in a row: the model's value there is not a figure of the data.
+                [x["title"], x["n"], pct(x["p"]), _ci(x), pct(x["implied_p"]) if x["n"] else None]
                 for x in r["choose_a_by_location"]
             ],
             "Model-implied: from the Table 40 regression. 95% Wilson intervals.",

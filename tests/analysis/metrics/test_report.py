@@ -512,3 +512,18 @@ def test_comparisons_that_count_with_a_blank_winner_are_left_out_and_said():
     said = "3 comparison(s) that count have no winner (blank): left out, as unanswered."
     assert said in results["warnings"]
     assert not any("no winner" in w for w in whole["warnings"])
+
+
+def test_rows_with_no_judgements_show_no_figures():
+    """A study of one bias and no baseline showed a baseline row with N 0 beside a model-implied
+    70 %, a 'baseline + this bias' coefficient fitted without a baseline, and '0' false alarms."""
+    tables = SMALL["A"]()
+    judgements = tables["judgements"]
+    tables["judgements"] = judgements[judgements["condition"] == "anchoring"]
+    results = report.analyze(tables, "A", bootstrap=2)
+    rows = {t["key"]: t["rows"] for t in results["tables"]}
+    baseline = next(row for row in rows["table_39"] if row[0].startswith("Baseline"))
+    assert baseline[1] == 0 and baseline[2:] == [None, None, None]
+    assert [row[-1] for row in rows["table_41"]] == [None]
+    false_alarms = next(row for row in rows["table_43"] if row[0].startswith("Baseline"))
+    assert false_alarms[1:] == [0, "–", "–", "–"]

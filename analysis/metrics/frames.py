@@ -504,6 +504,7 @@ def read_csv(path: Path) -> pd.DataFrame:
             encoding="utf-8-sig",
             sep=separator,
             skiprows=1 if declared else None,
+            skip_blank_lines=False,  # dropped below, keeping the rows' numbers
         )
     except UnicodeDecodeError:
         raise ValueError(_not_utf8(path)) from None
@@ -540,7 +541,7 @@ def read_csv(path: Path) -> pd.DataFrame:
         header_like = named >= max(2, len(known) // 2)
         shuffled = header_like & ~repeated
         if shuffled.any():
-            line = int(np.flatnonzero(shuffled)[0]) + 2 + (1 if declared else 0)
+            line = int(raw.index[np.flatnonzero(shuffled)[0]]) + 2 + (1 if declared else 0)
             raise ValueError(
                 f"{path.name}: row {line} holds column names in another order or of other columns: "
                 "files of different shapes joined one after another, whose rows below it do not "
@@ -559,7 +560,9 @@ def read_csv(path: Path) -> pd.DataFrame:
             "dropped, each row counted once (the same file joined in twice?)."
         )
     raw = raw[~repeated & ~same]
-    rows = (raw.index + 2 + (1 if declared else 0)).tolist()  # as a spreadsheet numbers them
+    # As a spreadsheet numbers them; an array (pandas copies `attrs` with every operation on the
+    # frame and its columns: a list as long as the table made reports four times slower).
+    rows = np.asarray(raw.index + 2 + (1 if declared else 0), dtype=np.int64)
     raw = raw.reset_index(drop=True)
     for column in raw.columns:  # the export's guard against spreadsheet formulas, undone
         cells = raw[column]
@@ -703,9 +706,10 @@ def typed_by(
                 f"table {table!r} has no column {meant[0]!r}; there is {column!r}: rename it "
                 f"{meant[0]!r}, as exported"
             )
-    out = df.copy()
-    notes: list[str] = list(df.attrs.get("notes", ()))
     rows = df.attrs.get("rows")
+    out = df.copy()
+    out.attrs.pop("rows", None)  # used here only: not copied along with every column below
+    notes: list[str] = list(df.attrs.get("notes", ()))
     if rows is not None and (len(rows) != len(df) or not df.index.equals(pd.RangeIndex(len(df)))):
         rows = None  # filtered or joined since it was read: the numbers no longer line up
     for column, kind in known.items():
@@ -722,7 +726,6 @@ def typed_by(
             if column in _LABELS and kind == "str":
                 _alike(out[column], table, column, notes)
     out.attrs["notes"] = notes
-    out.attrs["rows"] = rows
     return out
 
 

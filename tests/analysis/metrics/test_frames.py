@@ -788,13 +788,19 @@ def test_a_value_a_column_cannot_hold_is_named_with_its_row_as_a_spreadsheet_num
     bad.loc[6, "confidence"] = "very sure"
     (tmp_path / "a").mkdir()
     text = bad.iloc[:3].to_csv(index=False) + bad.iloc[[2]].to_csv(index=False, header=False)
-    text += "," * (bad.shape[1] - 1) + "\n" + bad.iloc[3:].to_csv(index=False, header=False)
+    text += "," * (bad.shape[1] - 1) + "\n\n" + bad.iloc[3:].to_csv(index=False, header=False)
     (tmp_path / "a" / "judgements.csv").write_text("sep=,\n" + text)
-    # sep line 1, names 2, rows 0-2 at 3-5, the repeat 6, the blank 7, rows 3.. at 8..: row 6 at 11
+    # sep line 1, names 2, rows 0-2 at 3-5, the repeat 6, a row of empty cells 7, an empty line 8,
+    # rows 3.. at 9..: row 6 at 12
     with pytest.raises(
-        ValueError, match=r"column 'confidence': not a number: 'very sure' \(row 11 of judgements.csv"
+        ValueError, match=r"column 'confidence': not a number: 'very sure' \(row 12 of judgements.csv"
     ):
         frames.read_tables(tmp_path / "a")
+    (tmp_path / "good").mkdir()
+    exported.to_csv(tmp_path / "good" / "judgements.csv", index=False)
+    # The numbers serve typing's errors only: carried on in `attrs`, pandas copied them with every
+    # operation of the analysis (a report four times slower).
+    assert "rows" not in frames.read_tables(tmp_path / "good")["judgements"].attrs
     flags = exported.copy()
     flags.loc[4, "correct"] = "maybe"
     (tmp_path / "b").mkdir()

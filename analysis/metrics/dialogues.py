@@ -68,11 +68,21 @@ def analysed_judgements(
 ) -> pd.DataFrame:
     """The judgements that count: completed, non-excluded participants, with a choice. What
     the side columns contradict or a row cannot be analysed by is said in `notes`."""
+    return analysed_rows(judgements, participants, notes)[0]
+
+
+def analysed_rows(
+    judgements: pd.DataFrame, participants: pd.DataFrame | None = None, notes: list[str] | None = None
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """`analysed_judgements`, and which of the table's rows they are (a boolean mask): the fill
+    per dialogue counts the rows the figures use."""
     require(judgements, "judgements", REQUIRED, "design A")
-    keep = analysable(judgements, "judgements", participants)
+    keep = np.asarray(analysable(judgements, "judgements", participants), dtype=bool)
     df = _derived(judgements[keep], notes if notes is not None else [])
-    df = df[df["chose_a"].notna() & df["signed_active_side"].notna()]
-    return df.reset_index(drop=True)
+    usable = (df["chose_a"].notna() & df["signed_active_side"].notna()).to_numpy()
+    mask = keep.copy()
+    mask[np.flatnonzero(keep)] = usable
+    return df[usable].reset_index(drop=True), mask
 
 
 SIGNED = {"A": 1, "B": -1}  # signed_active_side from active_side_letter; 0 when active_side is "none"
@@ -176,7 +186,8 @@ def choose_a_by_location(df: pd.DataFrame, h1: dict | None) -> list[dict]:
                 "location": name,
                 "title": title,
                 **proportion(int(y.sum()), int(y.size)),
-                "implied_p": None if h1 is None else h1["implied_p"][name],
+                # None where no judgement is: the model's value there is no figure of the data.
+                "implied_p": None if h1 is None or not y.size else h1["implied_p"][name],
             }
         )
     return rows

@@ -66,15 +66,25 @@ def analysed_sessions(
     Correctness is as the answers and the truth tell where they do (a spreadsheet that edited
     `final_correct` and not `final_answer` had every accuracy follow the flag, silently), said
     in `notes`."""
+    return analysed_rows(claim_judgements, participants, notes)[0]
+
+
+def analysed_rows(
+    claim_judgements: pd.DataFrame, participants: pd.DataFrame | None = None, notes: list[str] | None = None
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """`analysed_sessions`, and which of the table's rows they are (a boolean mask): the fill
+    counts the rows the figures use."""
     require(claim_judgements, "claim_judgements", REQUIRED, "design B")
-    keep = analysable(claim_judgements, "claim_judgements", participants)
+    keep = np.asarray(analysable(claim_judgements, "claim_judgements", participants), dtype=bool)
     df = _correct_as_told(claim_judgements[keep], notes if notes is not None else [])
     # A protocol the export never writes (a typo, "debat") is counted in the warnings and in no
     # figure: it had made a protocol of its own in every table and in the mixed model.
     known = df["protocol"].isin(codes_of("claim_judgements", "protocol"))
-    df = df[df["initial_correct"].notna() & df["final_correct"].notna() & known]
-    df = df.reset_index(drop=True)
-    return df.assign(group=groups_of(df, participants))
+    usable = (df["initial_correct"].notna() & df["final_correct"].notna() & known).to_numpy()
+    mask = keep.copy()
+    mask[np.flatnonzero(keep)] = usable
+    df = df[usable].reset_index(drop=True)
+    return df.assign(group=groups_of(df, participants)), mask
 
 
 def _correct_as_told(df: pd.DataFrame, notes: list[str]) -> pd.DataFrame:

@@ -117,7 +117,6 @@ from analysis.metrics.agreement import as_ranks, compare_rankings
 from analysis.metrics.common import clean, exclusion_flow, exclusion_table, make_table, pct, rnd, sig
 from analysis.metrics.frames import (
     TABLES,
-    analysable,
     participant_key,
     require,
     subject_key,
@@ -278,8 +277,7 @@ def _design_a(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
     participants = frames.get("participants")
     responses = frames.get("responses")
     warnings = []
-    df = dialogues.analysed_judgements(judgements, participants, warnings)
-    mask = analysable(judgements, "judgements", participants) & judgements["chose_a"].notna().to_numpy()
+    df, mask = dialogues.analysed_rows(judgements, participants, warnings)
     biases = dialogues.biases_in(df)
     skipped = {}
 
@@ -402,8 +400,7 @@ def _tables_a(r: dict) -> list[dict]:
             "Observed and model-implied % choosing side A by active-bias location (Table 39)",
             ["Condition", "N", "Observed % choosing A", "95% CI", "Model-implied % choosing A"],
             [
-                # No judgements in a row: the model's value there is not a figure of the data.
-                [x["title"], x["n"], pct(x["p"]), _ci(x), pct(x["implied_p"]) if x["n"] else None]
+                [x["title"], x["n"], pct(x["p"]), _ci(x), pct(x["implied_p"])]
                 for x in r["choose_a_by_location"]
             ],
             "Model-implied: from the Table 40 regression. 95% Wilson intervals.",
@@ -610,9 +607,7 @@ def _design_b(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
     participants = frames.get("participants")
     responses = frames.get("responses")
     llm_warnings: list[str] = []
-    df = live.analysed_sessions(sessions, participants, llm_warnings)
-    mask = analysable(sessions, "claim_judgements", participants)
-    mask &= sessions["initial_correct"].notna().to_numpy() & sessions["final_correct"].notna().to_numpy()
+    df, mask = live.analysed_rows(sessions, participants, llm_warnings)
     skipped = {}
     models = None
     if len(df):

@@ -524,6 +524,23 @@ def test_rows_with_no_judgements_show_no_figures():
     rows = {t["key"]: t["rows"] for t in results["tables"]}
     baseline = next(row for row in rows["table_39"] if row[0].startswith("Baseline"))
     assert baseline[1] == 0 and baseline[2:] == [None, None, None]
+    assert results["choose_a_by_location"][0]["implied_p"] is None  # results.json as the page
     assert [row[-1] for row in rows["table_41"]] == [None]
     false_alarms = next(row for row in rows["table_43"] if row[0].startswith("Baseline"))
     assert false_alarms[1:] == [0, "–", "–", "–"]
+
+
+def test_the_fill_counts_the_rows_the_figures_use():
+    """A row the figures leave out (a protocol the export never writes, a biased judgement
+    with no condition) was still counted as analysed in the fill."""
+    tables = SMALL["B"]()
+    tables["claim_judgements"].loc[:5, "protocol"] = "debat"
+    results = report.analyze(tables, "B", bootstrap=2)
+    assert sum(f["analysed"] for f in results["fill"]) == results["n"]["analysed"]
+    assert "debat" not in {f["protocol"] for f in results["fill"] if f["analysed"]}
+    tables = SMALL["A"]()
+    judgements = tables["judgements"]
+    biased = judgements.index[judgements["condition"] != "baseline"][:10]
+    judgements.loc[biased, "condition"] = ""
+    results = report.analyze(tables, "A", bootstrap=2)
+    assert sum(f["analysed"] for f in results["fill"]) == results["n"]["analysed"]

@@ -46,7 +46,7 @@ def _unit(number: int, text: str, ident: str) -> str:
         n=number,
         text=text,
         # In the participant's language (the German page said "Evidence E4" and "Close").
-        label=gettext("Show evidence E%(number)s") % {"number": number},  # says what it does
+        label=gettext("Show or hide evidence E%(number)s") % {"number": number},  # says what it does
         close=gettext("Close"),
     )
 

@@ -313,6 +313,7 @@
       case "judge.message":
         waiting = false;
         question.value = "";
+        question.dispatchEvent(new Event("input")); // its character-limit note, if shown, goes too
         state.next = ""; // the new state follows; until then it is not the judge's turn
         upsert({ seq: m.seq, speaker: "J", round: m.round, target: m.target, text: m.text, status: "done" });
         break;

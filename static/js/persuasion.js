@@ -231,7 +231,7 @@
     var left = (replyBy - Date.now()) / 1000;
     var warnAt = Math.min(60, Math.round((snap.silence_seconds || 300) / 3));
     if (left > warnAt) { hurryFrom = 0; return 0; }
-    if (!hurryFrom) hurryFrom = Math.max(1, Math.floor(left / 10) * 10 || Math.ceil(left));
+    if (!hurryFrom) hurryFrom = Math.max(1, left >= 10 ? Math.floor(left / 10) * 10 : Math.floor(left));
     return hurryFrom;
   }
 
@@ -280,6 +280,7 @@
         snap = m;
         // Counted by the server: the browser's clock may be off.
         replyBy = typeof m.silence_left === "number" ? Date.now() + 1000 * m.silence_left : null;
+        hurryFrom = 0; // the warning's seconds are counted again from the server's figure
         side = m.side || side;
         turns = {};
         chat.textContent = "";
@@ -319,6 +320,7 @@
     if (m.type === "snapshot" && sending && m.turns.some(function (x) { return x.speaker === side && x.seq > sentAfter; })) {
       sending = false;
       textBox.value = "";
+      textBox.dispatchEvent(new Event("input")); // the hints follow the emptied box
       try { sessionStorage.removeItem(draftKey); } catch (e) { /* storage off */ }
       updateHint();
     }

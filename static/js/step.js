@@ -9,12 +9,13 @@
  * counts key presses, pastes (and drops), the characters pasted, and the typing time (the
  * gaps between key presses, each counted up to 2 s), and sends them with the form as
  * _keys.NAME, _pastes.NAME, _pasted.NAME and _typing_ms.NAME. Pasted text is read only for
- * its length; no key and no text is kept or sent: only counts and durations. The server
+ * its length; these counts keep no key and no text, only counts and durations. The server
  * clamps them and derives flags (participants/flags.py).
  *
  * Drafts: what the participant has typed or chosen on the page is kept in sessionStorage (this
- * tab only) until the form is sent, and put back after a refresh or a crash of the tab, where
- * the server did not fill the form itself (a page shown again with its errors has the answers).
+ * tab only, the answers themselves) until the next page opens, and put back after a refresh, a
+ * crash of the tab or a send that failed, where the server did not fill the form itself (a page
+ * shown again with its errors has the answers).
  */
 (function () {
   "use strict";
@@ -184,8 +185,16 @@
       });
     });
   };
-  Draft.prototype.forget = function () {
-    try { sessionStorage.removeItem(this.key); } catch (e) { /* storage off */ }
+  // Drafts of earlier pages: their answers were accepted (this page is the next), or belong
+  // to a page no longer current. Kept until now, not dropped when sent: a send that failed
+  // (the network, an error page) and the back button find the draft again.
+  Draft.prototype.forgetOthers = function () {
+    try {
+      for (var i = sessionStorage.length - 1; i >= 0; i--) {
+        var key = sessionStorage.key(i);
+        if (key && key.indexOf("rostrum-draft:") === 0 && key !== this.key) sessionStorage.removeItem(key);
+      }
+    } catch (e) { /* storage off */ }
   };
 
   function setUpForm(form) {
@@ -193,6 +202,7 @@
     // One page of a step is one served page: a new page (of a multi-page step) counts afresh.
     var pageKey = form.getAttribute("data-timing-key") + ":" + (form.getAttribute("data-page-key") || "");
     var draft = new Draft(pageKey, form);
+    draft.forgetOthers();
     if (!document.getElementById("errors")) draft.restore(); // shown again with errors: the answers are there
     form.addEventListener("input", function () { draft.save(); });
     form.addEventListener("change", function () { draft.save(); });
@@ -210,7 +220,6 @@
     form.addEventListener("submit", function (event) {
       if (submitting) { event.preventDefault(); return; }
       submitting = true;
-      draft.forget();
       timer.fill(form);
       typings.forEach(function (typing) { typing.fill(form); });
       // Disable the buttons only after the browser has read the clicked one's value.

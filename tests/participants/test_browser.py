@@ -196,9 +196,25 @@ def test_what_was_typed_and_chosen_survives_a_refresh_and_is_stored_once(server,
     expect(other.get_by_label(WHY)).to_have_value("")
     other.context.close()
 
+    # A send that fails on the way (the network): the draft is still there when they come back.
+    step_url = page.url
+    page.route("**/*", lambda route: route.abort() if route.request.method == "POST" else route.continue_())
+    page.get_by_role("button", name="Continue").click()
+    page.wait_for_load_state()
+    page.unroute("**/*")
+    page.goto(step_url)
+    expect(page.get_by_label(WHY)).to_have_value(TYPED)
+    expect(page.get_by_label(NOTES)).to_have_value("A shorter note.")
+
     unhurried(prolific_pid)
     submit(page, "Continue")
     assert heading(page) == "Thanks"
+    # The accepted page's draft is gone from the tab once the next page opens.
+    kept = page.evaluate(
+        "() => Object.keys(sessionStorage).filter(k => k.startsWith('rostrum-draft:'))"
+        ".map(k => sessionStorage.getItem(k)).join(' ')"
+    )
+    assert TYPED not in kept
     person = Participant.objects.get(prolific_pid=prolific_pid)
     stored = {r.key: r.value for r in Response.objects.filter(participant=person)}
     assert (stored["colour"], str(stored["warmth"]), stored["why"]) == ("Blue", "70", TYPED)

@@ -25,7 +25,7 @@ EVIDENCE = [
 def test_a_citation_of_a_known_unit_becomes_a_button_opening_its_text():
     html = str(cited_text("He wrote to them [E4].", EVIDENCE, 3))
     assert '<button type="button" class="cite" popovertarget="cite-3-1"' in html
-    assert 'aria-label="Show evidence E4">E4</button>' in html  # the name says what it does
+    assert 'aria-label="Show or hide evidence E4">E4</button>' in html  # the name says what it does
     assert '<span class="cite-pop" id="cite-3-1" popover role="note">' in html
     assert "regret clinging to it" in html
     assert html.startswith("<p>He wrote to them [<button") and html.endswith("</span>].</p>")

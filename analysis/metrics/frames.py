@@ -778,7 +778,9 @@ def notes_of(tables: Mapping[str, pd.DataFrame]) -> list[str]:
     return [note for frame in tables.values() for note in frame.attrs.get("notes", ())]
 
 
-def last_answers(df: pd.DataFrame, keys: list[str], table: str, answer: list[str]) -> pd.DataFrame:
+def last_answers(
+    df: pd.DataFrame, keys: list[str], table: str, answer: list[str], notes: list[str] | None = None
+) -> pd.DataFrame:
     """One row per `keys`, kept in row order: when several jobs answered the same item (a rerun
     of the LLM judges or raters), the last one by `finished_at` counts. Which is last must be
     known, or the figure would depend on row order: a ValueError when rows of one key differ in
@@ -813,8 +815,31 @@ def last_answers(df: pd.DataFrame, keys: list[str], table: str, answer: list[str
                     "between). Keep one."
                 )
     order = ["finished_at", "_row"] if "finished_at" in out.columns else ["_row"]
-    out = out.sort_values(order, na_position="first", kind="stable").drop_duplicates(keys, keep="last")
-    return out.sort_values("_row", kind="stable").drop(columns="_row").reset_index(drop=True)
+    ordered = out.sort_values(order, na_position="first", kind="stable")
+    kept = ordered.drop_duplicates(keys, keep="last")
+    if notes is not None and len(kept) < len(out):
+        # Said, with what a rerun under the same label changed: a second job giving labels J1
+        # and J2 to other models replaced the first job's answers without a word.
+        replaced = ordered[ordered.duplicated(keys, keep="last")]
+        note = (
+            f"{table}.csv: {_count(len(replaced), 'earlier answer')} of an item answered again "
+            "(a rerun) left out: the last by finished_at counts."
+        )
+        if "model" in out.columns:
+            last_model = kept.set_index(keys)["model"]
+            before = replaced.set_index(keys)["model"].astype("string")
+            swapped = before[before.ne(last_model.reindex(before.index).astype("string")).fillna(False)]
+            if len(swapped):
+                label = swapped.index[0]
+                label = label if isinstance(label, tuple) else (label,)
+                where = ", ".join(f"{k} {v}" for k, v in zip(keys, label) if k != "study" and v == v)
+                note += (
+                    f" {len(swapped)} of them came from another model under the same label "
+                    f"({where}: {swapped.iloc[0]} replaced by {last_model.loc[swapped.index[0]]}): to "
+                    "compare the models, give each its own judge label."
+                )
+        notes.append(note)
+    return kept.sort_values("_row", kind="stable").drop(columns="_row").reset_index(drop=True)
 
 
 def named_rows(

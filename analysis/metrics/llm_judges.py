@@ -147,7 +147,7 @@ def answers(df: pd.DataFrame | None, notes: list[str] | None = None) -> pd.DataF
     out = out[out["active_side_letter"].notna()].copy()
     out["correct"] = out["correct"].astype(bool)
     _one_dialogue(out)
-    return last_answers(out, ["study", "dialogue", "judge"], TABLE, ["chosen_side", "correct"])
+    return last_answers(out, ["study", "dialogue", "judge"], TABLE, ["chosen_side", "correct"], notes)
 
 
 # What a dialogue is, repeated in each of its rows: never blank in the export (a blank cell

@@ -212,7 +212,11 @@ def judgements(
     keep = out["final_answer"].isin(["true", "false"]) & out["truth"].isin(["true", "false"])
     keep &= _kept(out, JUDGEMENTS, participants, notes)
     out = last_answers(
-        out[keep], ["study", "session", "judge", "judge_kind"], JUDGEMENTS, ["initial_answer", "final_answer"]
+        out[keep],
+        ["study", "session", "judge", "judge_kind"],
+        JUDGEMENTS,
+        ["initial_answer", "final_answer"],
+        notes,
     )
     # Every judge's row of a session repeats the session's claim, truth and human answers.
     same_in_each(out, JUDGEMENTS, "session", "session", HUMAN_COLUMNS)
@@ -395,7 +399,9 @@ def ratings(
     out["level"] = out["level"].str.lower()
     out = named_rows(out, RATINGS, ("session", "debater", "rater", "strategy"), notes)
     keep = out["level"].isin(LEVELS) & _kept(out, RATINGS, participants, notes)
-    out = last_answers(out[keep], ["study", "session", "debater", "rater", "strategy"], RATINGS, ["level"])
+    out = last_answers(
+        out[keep], ["study", "session", "debater", "rater", "strategy"], RATINGS, ["level"], notes
+    )
     out["score"] = out["level"].map({level: n for n, level in enumerate(LEVELS)}).astype(int)
     out["detected"] = out["score"] > 0
     sides = out["debater_side"].str.lower()

@@ -93,8 +93,27 @@ def test_the_last_answer_counts_when_two_jobs_judged_the_same_dialogue():
     }
     frame = export_frame([*found, again])
     frame.loc[frame.index[-1], "finished_at"] = pd.Timestamp("2025-02-01", tz="UTC")
-    rows = {r["dialogue"]: r for r in llm_judges.analyse(frame)["table_31"]}
+    result = llm_judges.analyse(frame)
+    rows = {r["dialogue"]: r for r in result["table_31"]}
     assert rows["d01"]["sides"]["CH"] == "A" and (rows["d01"]["k"], rows["d01"]["n"]) == (4, 6)
+    assert result["warnings"] == [
+        "llm_judgements.csv: 1 earlier answer of an item answered again (a rerun) left out: the last "
+        "by finished_at counts."
+    ]
+
+
+def test_a_rerun_under_the_same_label_with_another_model_is_said():
+    """A second job that gave the labels of the first to other models replaced the first job's
+    answers in every figure, without a word (50 rows exported, 30 answers reported)."""
+    found = paper_tables.results()
+    again = [{**r, "model": "another-model"} for r in found if r["judge"] == "CH"]
+    frame = export_frame([*found, *again])
+    frame.loc[frame.index[len(found) :], "finished_at"] = pd.Timestamp("2025-02-01", tz="UTC")
+    result = llm_judges.analyse(frame)
+    [warning] = result["warnings"]
+    assert warning.startswith(f"llm_judgements.csv: {len(again)} earlier answers of an item answered again")
+    assert f"{len(again)} of them came from another model under the same label" in warning
+    assert "judge CH:" in warning and "replaced by another-model" in warning
 
 
 def test_rows_without_an_answer_are_left_out_and_said():

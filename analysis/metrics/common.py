@@ -41,11 +41,11 @@ def exclusion_flow(
     listed for a participant `excluded` says is not excluded counts for nothing, as in the
     figures, and is counted in `reasons_not_excluded`. "steps" is the sequential flow: each
     step drops those of the remaining participants with that reason, in the order attention,
-    recall, reading speed, other exclusions, not completed, and, given the rows the figures
-    use (`analysed`), those with none of them (a design table cut to a subset, a participant
-    whose every comparison is invalid), so that the last remaining count is the analysed
-    sample the figures use. Steps named in `optional` are left out where they drop nobody (a
-    design without a recall check)."""
+    recall, reading speed, other exclusions, screened out (where any were), not completed,
+    and, given the rows the figures use (`analysed`), those with none of them (a design table
+    cut to a subset, a participant whose every comparison is invalid), so that the last
+    remaining count is the analysed sample the figures use. Steps named in `optional` are left
+    out where they drop nobody (a design without a recall check)."""
     design = rows if participants is not None else None
     if participants is not None:
         source, df, status_col = "participants", participants, "status"
@@ -87,6 +87,7 @@ def exclusion_flow(
     wpm = excluded & np.array([("wpm" in r) for r in reasons], dtype=bool)
     listed_other = excluded & np.array([bool(r - set(EXCLUSION_REASONS)) for r in reasons], dtype=bool)
     other = listed_other | (excluded & ~(attention | recall | wpm))
+    screened = (status == "screened_out").to_numpy()  # a stage of its own (paper 001's flow)
     in_figures = np.ones(len(df), dtype=bool)
     if analysed is not None:
         in_figures = keys.isin(set(participant_key(analysed, with_study))).to_numpy()
@@ -99,12 +100,13 @@ def exclusion_flow(
         ("failed_recall", recall),
         ("wpm_at_or_above_cap", wpm),
         ("other_exclusions", other),
+        ("screened_out", screened),
         ("not_completed", ~completed),
         ("no_analysed_rows", ~in_figures),
     ]:
         dropped = remaining & mask
         remaining = remaining & ~mask
-        if (name in optional or name == "no_analysed_rows") and not dropped.any():
+        if (name in optional or name in ("screened_out", "no_analysed_rows")) and not dropped.any():
             continue
         steps.append({"step": name, "dropped": int(dropped.sum()), "remaining": int(remaining.sum())})
     steps.append({"step": "analysed", "dropped": None, "remaining": int(remaining.sum())})
@@ -130,6 +132,7 @@ STEP_TITLES = {
     "failed_recall": "Dropped: failed recall check",
     "wpm_at_or_above_cap": "Dropped: reading speed at or above the cap",
     "other_exclusions": "Dropped: other exclusions",
+    "screened_out": "Dropped: screened out",
     "not_completed": "Dropped: did not complete",
     "no_analysed_rows": "Dropped: no row the figures use",
     "analysed": "Analysed",

@@ -119,12 +119,15 @@ class Walker:
         return response
 
     def recall_answer(self) -> str:
-        dialogue = DialogueAssignment.objects.get(participant__prolific_pid=self.pid).dialogue
+        mine = DialogueAssignment.objects.filter(participant__study=self.study)  # one PID may be in two waves
+        dialogue = mine.get(participant__prolific_pid=self.pid).dialogue
         return dialogue.case.recall.get("answer") or dialogue.suspect_for("A")
 
     def comparison_answer(self, order: str | None) -> str:
         """An attentive annotator: follows a check's instruction, else prefers Debate 1."""
-        current = Comparison.objects.filter(participant__prolific_pid=self.pid, order=order).first()
+        current = Comparison.objects.filter(
+            participant__study=self.study, participant__prolific_pid=self.pid, order=order
+        ).first()
         return current.check_answer if current is not None and current.is_check else "debate1"
 
     def walk(self, answers: dict[str, dict] | None = None, stop_before: str | None = None, limit: int = 30):

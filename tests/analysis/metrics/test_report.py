@@ -544,3 +544,21 @@ def test_the_fill_counts_the_rows_the_figures_use():
     judgements.loc[biased, "condition"] = ""
     results = report.analyze(tables, "A", bootstrap=2)
     assert sum(f["analysed"] for f in results["fill"]) == results["n"]["analysed"]
+
+
+def test_screened_out_participants_are_a_step_of_the_flow_of_their_own():
+    """Paper 001's flow has screening as its own stage: they were counted as 'did not complete'."""
+    from analysis.metrics.common import exclusion_flow
+
+    participants = pd.DataFrame(
+        {
+            "participant_id": ["1", "2", "3", "4"],
+            "status": ["completed", "screened_out", "screened_out", "returned"],
+            "excluded": ["0", "0", "0", "0"],
+        }
+    )
+    flow = exclusion_flow(frames.typed("participants", participants))
+    steps = {s["step"]: s["dropped"] for s in flow["steps"]}
+    assert (steps["screened_out"], steps["not_completed"], flow["analysed"]) == (2, 1, 1)
+    none_screened = exclusion_flow(frames.typed("participants", participants.head(1)))
+    assert "screened_out" not in {s["step"] for s in none_screened["steps"]}

@@ -2,6 +2,7 @@
 exclusions reversible."""
 
 import pytest
+from django.utils import timezone
 
 from participants.models import Exclusion, Participant
 from tests.support.cast import Walker
@@ -24,6 +25,11 @@ class TestWatchingAStudy:
         slug = questionnaire_study.slug
         assert f'<span title="Pay &lt;b&gt;&quot;now&quot;&lt;/b&gt;">{slug}</span>' in page
         assert "<b>" not in page.split('id="result_list"')[1]
+        # Short headings, times on one line ('12-05 07:20'): the list fits 1280 px.
+        listed = page.split('id="result_list"')[1]
+        assert "Failed checks" in listed and ">Pilot<" in listed and "Attention failures" not in listed
+        started = timezone.localtime(Participant.objects.get(prolific_pid=w.pid).started_at)
+        assert f'<td class="field-started">{started:%m-%d %H:%M}</td>' in listed
 
     def test_participant_free_text_is_escaped_in_the_admin(self, experimenter, questionnaire_study):
         w = Walker(questionnaire_study)

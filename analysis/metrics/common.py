@@ -91,7 +91,6 @@ def exclusion_flow(
     in_figures = np.ones(len(df), dtype=bool)
     if analysed is not None:
         in_figures = keys.isin(set(participant_key(analysed, with_study))).to_numpy()
-    analysed_now = completed & ~excluded & ~attention & ~recall & ~wpm & ~other & in_figures
 
     steps = [{"step": "entered", "dropped": None, "remaining": int(len(df))}]
     remaining = np.ones(len(df), dtype=bool)
@@ -120,7 +119,7 @@ def exclusion_flow(
         "other_exclusions": int(other.sum()),
         "reasons_not_excluded": int((listed & ~excluded).sum()),
         "completed": int(completed.sum()),
-        "analysed": int(analysed_now.sum()),
+        "analysed": int(remaining.sum()),  # what every step left
         "by_status": {str(k): int(v) for k, v in sorted(by_status.items())},
         "steps": steps,
     }

@@ -44,7 +44,17 @@ from scipy.special import expit
 
 from analysis.metrics import logistic
 from analysis.metrics.common import first_likert_key, item_answers, proportions_by
-from analysis.metrics.frames import analysable, flag, flag_as_told, has, participant_key, require, uses_study
+from analysis.metrics.frames import (
+    analysable,
+    flag,
+    flag_as_told,
+    has,
+    participant_key,
+    require,
+    same_where_told,
+    uses_study,
+    within,
+)
 from analysis.metrics.intervals import logit_difference, proportion
 
 BIASES = ("anchoring", "fallacy_oversight", "pro_jargon", "verbosity")
@@ -80,9 +90,7 @@ def analysed_rows(
     keep = np.asarray(analysable(judgements, "judgements", participants), dtype=bool)
     df = _derived(judgements[keep], notes if notes is not None else [])
     usable = (df["chose_a"].notna() & df["signed_active_side"].notna()).to_numpy()
-    mask = keep.copy()
-    mask[np.flatnonzero(keep)] = usable
-    return df[usable].reset_index(drop=True), mask
+    return df[usable].reset_index(drop=True), within(keep, usable)
 
 
 SIGNED = {"A": 1, "B": -1}  # signed_active_side from active_side_letter; 0 when active_side is "none"
@@ -106,8 +114,7 @@ def _derived(df: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
         out["chose_a"], clashes = flag_as_told(chose, out["chose_a"].astype("boolean"))
         told.append(("chose_a", "chosen_side", clashes))
         if "culprit_side" in out.columns:
-            sides = out["chosen_side"].isin(["A", "B"]) & out["culprit_side"].isin(["A", "B"])
-            right = (out["chosen_side"] == out["culprit_side"]).astype("boolean").where(sides, pd.NA)
+            right = same_where_told(out["chosen_side"], out["culprit_side"], "AB")
             out["correct"], clashes = flag_as_told(right, out["correct"].astype("boolean"))
             told.append(("correct", "chosen_side and culprit_side", clashes))
     given = out["signed_active_side"].astype("Float64")

@@ -877,6 +877,21 @@ def same_in_each(df: pd.DataFrame, table: str, key: str, noun: str, columns: Ite
             )
 
 
+def same_where_told(left: pd.Series, right: pd.Series, codes: Iterable[str]) -> pd.Series:
+    """Whether two code columns agree (the answer and the truth, the chosen side and the
+    culprit's), as a nullable boolean: missing where either holds none of `codes`."""
+    codes = list(codes)
+    told = left.isin(codes) & right.isin(codes)
+    return (left == right).astype("boolean").where(told, pd.NA)
+
+
+def within(keep: np.ndarray, chosen: np.ndarray) -> np.ndarray:
+    """The mask over a whole table of the rows `chosen` marks among those `keep` marks."""
+    mask = keep.copy()
+    mask[np.flatnonzero(keep)] = chosen
+    return mask
+
+
 def flag_as_told(derived: pd.Series, given: pd.Series) -> tuple[pd.Series, int]:
     """A flag the export derives from other columns (an answer's correctness from its side and
     the culprit's): as those columns tell (`derived`, a nullable boolean, missing where they do

@@ -42,7 +42,9 @@ from analysis.metrics.frames import (
     flag_as_told,
     participant_key,
     require,
+    same_where_told,
     uses_study,
+    within,
 )
 from analysis.metrics.intervals import logit_difference, proportion
 
@@ -81,10 +83,8 @@ def analysed_rows(
     # figure: it had made a protocol of its own in every table and in the mixed model.
     known = df["protocol"].isin(codes_of("claim_judgements", "protocol"))
     usable = (df["initial_correct"].notna() & df["final_correct"].notna() & known).to_numpy()
-    mask = keep.copy()
-    mask[np.flatnonzero(keep)] = usable
     df = df[usable].reset_index(drop=True)
-    return df.assign(group=groups_of(df, participants)), mask
+    return df.assign(group=groups_of(df, participants)), within(keep, usable)
 
 
 def _correct_as_told(df: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
@@ -95,8 +95,7 @@ def _correct_as_told(df: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
         answer = f"{when}_answer"
         if answer not in out.columns:
             continue
-        told = out[answer].isin(ANSWERS) & out["truth"].isin(ANSWERS)
-        right = (out[answer] == out["truth"]).astype("boolean").where(told, pd.NA)
+        right = same_where_told(out[answer], out["truth"], ANSWERS)
         column = f"{when}_correct"
         given = out[column].astype("boolean")
         told_so, clashes = flag_as_told(right, given)

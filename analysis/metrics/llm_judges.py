@@ -35,6 +35,7 @@ from analysis.metrics.frames import (
     read_csv,
     require,
     same_in_each,
+    same_where_told,
     typed_by,
 )
 from analysis.metrics.intervals import proportion
@@ -178,8 +179,7 @@ def _one_dialogue(out: pd.DataFrame) -> None:
 
 
 def _correct(out: pd.DataFrame, notes: list[str]) -> pd.Series:
-    told = out["chosen_side"].isin(["A", "B"]) & out["culprit_side"].isin(["A", "B"])
-    derived = (out["chosen_side"] == out["culprit_side"]).astype("boolean").where(told, pd.NA)
+    derived = same_where_told(out["chosen_side"], out["culprit_side"], "AB")
     correct, clashes = flag_as_told(derived, out["correct"].astype("boolean"))
     if clashes:
         notes.append(

@@ -52,6 +52,7 @@ from analysis.metrics.frames import (
     read_csv,
     require,
     same_in_each,
+    same_where_told,
     typed_by,
 )
 from analysis.metrics.intervals import proportion
@@ -406,13 +407,12 @@ def ratings(
     out["detected"] = out["score"] > 0
     sides = out["debater_side"].str.lower()
     truth = out["truth"].str.lower()
-    told = sides.isin(["true", "false"]) & truth.isin(["true", "false"])
     given = (
         out["debater_correct"].astype("boolean")
         if "debater_correct" in out.columns
         else pd.Series(pd.NA, index=out.index, dtype="boolean")
     )
-    correct, clashes = flag_as_told((sides == truth).astype("boolean").where(told, pd.NA), given)
+    correct, clashes = flag_as_told(same_where_told(sides, truth, ("true", "false")), given)
     if clashes:
         notes.append(
             f"{RATINGS}.csv: {clashes} rating(s) whose debater_correct disagrees with "

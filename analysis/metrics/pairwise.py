@@ -28,13 +28,17 @@ DEFAULT_AGE_EDGES = (18, 31, 41, 51, 61, 71)
 
 
 def valid_comparisons(comparisons: pd.DataFrame, participants: pd.DataFrame | None = None) -> pd.DataFrame:
-    keep = _counting(comparisons, participants)
+    return comparisons[_counting(comparisons, participants) & _answered(comparisons)].reset_index(drop=True)
+
+
+def _answered(comparisons: pd.DataFrame) -> np.ndarray:
+    """Rows with a winner the ranking reads and both interlocutors named."""
     winner = comparisons["winner"].astype(str)
-    keep &= winner.isin(list(ranking.WINNERS)).to_numpy()
-    keep &= (
-        comparisons["interlocutor_1"].notna().to_numpy() & comparisons["interlocutor_2"].notna().to_numpy()
+    return (
+        winner.isin(list(ranking.WINNERS)).to_numpy()
+        & comparisons["interlocutor_1"].notna().to_numpy()
+        & comparisons["interlocutor_2"].notna().to_numpy()
     )
-    return comparisons[keep].reset_index(drop=True)
 
 
 def _counting(comparisons: pd.DataFrame, participants: pd.DataFrame | None) -> np.ndarray:
@@ -80,7 +84,8 @@ def counted_comparisons(
     says nothing of its strength and counted its own wins and losses (the win matrix's
     diagonal); one whose every comparison is left out (invalid, a check, an excluded
     annotator's) would be ranked by the regularisation alone: named, not ranked."""
-    df = valid_comparisons(comparisons, participants)
+    counting = _counting(comparisons, participants)  # once: it joins the participants
+    df = comparisons[counting & _answered(comparisons)].reset_index(drop=True)
     itself = (df["interlocutor_1"].astype(str) == df["interlocutor_2"].astype(str)).to_numpy()
     selves = sorted(set(df.loc[itself, "interlocutor_1"].astype(str)))
     df = df[~itself].reset_index(drop=True)
@@ -88,7 +93,7 @@ def counted_comparisons(
     unranked = sorted(set(interlocutors(comparisons)) - set(labels))
     # A row that counts but names no winner (blanked in a spreadsheet?): left out, and said; a
     # winner the export never writes is counted in the reading notes already.
-    blank = int((_counting(comparisons, participants) & comparisons["winner"].isna().to_numpy()).sum())
+    blank = int((counting & comparisons["winner"].isna().to_numpy()).sum())
     left = {"selves": int(itself.sum()), "self_names": selves, "unranked": unranked, "no_winner": blank}
     return df, labels, left
 

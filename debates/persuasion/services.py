@@ -559,7 +559,7 @@ def dialogue_check(*, dialogue_id: int, now: datetime | None = None) -> bool:
                 dialogue_end(dialogue, Status.ABANDONED, Reason.PARTNER_LEFT, now=now, ended_by=side)
                 return True
         speaker = game.to_move
-        last = dialogue.last_move_at or started
+        last = silent_since(dialogue)
         if (
             dialogue.is_human(speaker)
             and open_turn(dialogue) is None
@@ -697,9 +697,14 @@ def snapshot_for(
     }
 
 
+def silent_since(dialogue: PersuasionDialogue) -> datetime:
+    """Since when the side to move has been silent: the last move, else the dialogue's start
+    (the silence limit counts from here: `dialogue_check`, and the page's warning)."""
+    return dialogue.last_move_at or dialogue.started_at or dialogue.created_at
+
+
 def _silence_left(dialogue: PersuasionDialogue) -> int:
-    last = dialogue.last_move_at or dialogue.started_at or dialogue.created_at  # as dialogue_check
-    return max(0, round(dialogue.silence_seconds - (timezone.now() - last).total_seconds()))
+    return max(0, round(dialogue.silence_seconds - (timezone.now() - silent_since(dialogue)).total_seconds()))
 
 
 def shown_sentences(sentences: list[dict] | None) -> list[dict]:

@@ -204,14 +204,14 @@
     if (finishHint) finishHint.hidden = snap.ended;
     if (standIn) standIn.hidden = snap.pairing !== "human_ai";
     var busy = busyTurn();
-    var text;
+    var text, soon;
     if (snap.ended) text = snap.outcome;
     else if (!connected) text = say("lost", "Connection lost — reconnecting…");
     else if (waitingRoom) text = say("waiting_room", "Waiting for another participant to join (at most %(wait)s)…", { wait: waitText });
     else if (sending) text = say("sending", "Sending…");
     else if (busy && busy.status === "reading") text = busy.speaker === side ? say("reading_yours", "Reading the moves in your turn…") : say("reading_theirs", "Reading the moves in your opponent's turn…");
     else if (busy) text = say("opponent_writing", "Your opponent is writing…");
-    else if (snap.my_turn && hurry()) text = say("reply_soon", "Your turn: reply within %(n)s seconds, or the dialogue ends.", { n: hurry() });
+    else if (snap.my_turn && (soon = hurry())) text = say("reply_soon", "Your turn: reply within %(n)s seconds, or the dialogue ends.", { n: soon });
     else if (snap.my_turn) text = say("your_turn", "Your turn (turn %(n)s of at most %(max)s, both sides counted).", { n: snap.turns_played + 1, max: snap.max_turns });
     else text = say("waiting", "Waiting for your opponent…");
     // Rewritten only when it changes, or a screen reader may read it out again and again.

@@ -143,16 +143,21 @@
     this.key = "rostrum-draft:" + key;
     this.form = form;
   }
+  function isChoice(el) { return el.type === "radio" || el.type === "checkbox"; }
+  // A control's answer, or null: an unchecked choice, an untouched slider, an empty box.
+  function answerOf(el) {
+    if (isChoice(el)) return el.checked ? el.value : null;
+    if (el.type === "range") return el.hasAttribute("data-untouched") ? null : el.value;
+    return el.value || null;
+  }
+
   Draft.prototype.save = function () {
     var values = {};
     answerControls(this.form).forEach(function (el) {
-      if (el.type === "radio" || el.type === "checkbox") {
-        if (el.checked) (values[el.name] = values[el.name] || []).push(el.value);
-      } else if (el.type === "range") {
-        if (!el.hasAttribute("data-untouched")) values[el.name] = el.value;
-      } else if (el.value) {
-        values[el.name] = el.value;
-      }
+      var answer = answerOf(el);
+      if (answer === null) return;
+      if (isChoice(el)) (values[el.name] = values[el.name] || []).push(answer);
+      else values[el.name] = answer;
     });
     try { sessionStorage.setItem(this.key, JSON.stringify(values)); } catch (e) { /* storage off */ }
   };
@@ -163,19 +168,14 @@
     var form = this.form;
     var controls = answerControls(form);
     var answered = function (name) {
-      return controls.some(function (el) {
-        if (el.name !== name) return false;
-        if (el.type === "radio" || el.type === "checkbox") return el.checked;
-        if (el.type === "range") return !el.hasAttribute("data-untouched");
-        return el.value !== "";
-      });
+      return controls.some(function (el) { return el.name === name && answerOf(el) !== null; });
     };
     Object.keys(values).forEach(function (name) {
       if (answered(name)) return; // the server's (or the browser's) own value stands
       controls.forEach(function (el) {
         if (el.name !== name) return;
         var saved = values[name];
-        if (el.type === "radio" || el.type === "checkbox") {
+        if (isChoice(el)) {
           el.checked = Array.isArray(saved) && saved.indexOf(el.value) !== -1;
           if (el.checked) el.dispatchEvent(new Event("change", { bubbles: true }));
         } else {

@@ -106,12 +106,18 @@ def test_the_honeypot_is_neither_visible_nor_reachable_by_tab_nor_in_the_accessi
     assert not Flag.objects.filter(participant=p, kind=Flag.Kind.HONEYPOT).exists()
 
 
-def test_a_person_typing_is_not_flagged_and_pasting_is_recorded(server, context, study, prolific):
-    page = context.new_page()
+def consented(page: Page, server: str, study) -> str:
+    """From a new PROLIFIC_PID's study link past the consent page; returns the PID."""
     prolific_pid = pid()
     page.goto(server + entry_url(study, prolific_pid))
     unhurried(prolific_pid)
     submit(page, "I agree to take part")
+    return prolific_pid
+
+
+def test_a_person_typing_is_not_flagged_and_pasting_is_recorded(server, context, study, prolific):
+    page = context.new_page()
+    prolific_pid = consented(page, server, study)
 
     expect(page.locator("h1")).to_have_text("Your thoughts")
     why, notes = page.get_by_label(WHY), page.get_by_label(NOTES)
@@ -166,10 +172,7 @@ def test_what_was_typed_and_chosen_survives_a_refresh_and_is_stored_once(server,
     and a page the server shows again with its errors keeps the server's values."""
     study = build_study(DRAFT_STEPS, slug="drafts")
     page = context.new_page()
-    prolific_pid = pid()
-    page.goto(server + entry_url(study, prolific_pid))
-    unhurried(prolific_pid)
-    submit(page, "I agree to take part")
+    prolific_pid = consented(page, server, study)
     expect(page.locator("h1")).to_have_text("Your thoughts")
     choose(page, "Pick a colour", "Blue")
     slide_to(page, "How warm?", 70)

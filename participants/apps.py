@@ -10,9 +10,10 @@ class ParticipantsConfig(AppConfig):
 
     def ready(self) -> None:
         from participants import admin as participants_admin
-        from participants import prolific_admin, steps
+        from participants import prolific_admin, prolific_groups, steps
         from studies import admin as studies_admin
         from studies import registry
+        from studies import services as studies
 
         registry.register_all(
             steps.ConsentKind,
@@ -25,3 +26,5 @@ class ParticipantsConfig(AppConfig):
         studies_admin.study_columns.append(participants_admin.study_participant_counts)
         studies_admin.study_links.append(prolific_admin.study_links)
         studies_admin.study_urls.append(prolific_admin.study_urls)
+        # A duplicated study keeps its source's participants out (a new wave takes new people).
+        studies.duplicate_hooks.append(prolific_groups.recruitment_copy)

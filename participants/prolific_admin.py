@@ -31,6 +31,7 @@ from participants.models import (
     ProlificGroup,
     ProlificStudy,
     ProlificSubmission,
+    Recruitment,
 )
 from participants.prolific import ProlificError
 from studies import registry
@@ -68,17 +69,6 @@ class DraftForm(forms.Form):
     screen_out_slots = forms.IntegerField(
         required=False, min_value=1, help_text="Screen-out places, if capped."
     )
-    group = forms.ModelChoiceField(
-        queryset=ProlificGroup.objects.exclude(prolific_group_id="").select_related("study"),
-        required=False,
-        help_text="Only participants of this group of a screening study (their screening answers and "
-        "group are carried over when they enter).",
-    )
-    sisters = forms.ModelMultipleChoiceField(
-        queryset=Study.objects.order_by("-pk"),
-        required=False,
-        help_text="Exclude participants of these studies (on Prolific, and refused at entry here).",
-    )
 
     def draft(self) -> prolific.Draft:
         data = self.cleaned_data
@@ -93,6 +83,38 @@ class DraftForm(forms.Form):
         )
 
 
+class RecruitmentForm(forms.Form):
+    """Who may take part: saved at once (entry checks it from the next read of the study), and sent
+    to Prolific as the draft's filters when the draft is created."""
+
+    group = forms.ModelChoiceField(
+        queryset=ProlificGroup.objects.exclude(prolific_group_id="").select_related("study"),
+        required=False,
+        help_text="Only participants of this group of a screening study (their screening answers and "
+        "group are carried over when they enter).",
+    )
+    sisters = forms.ModelMultipleChoiceField(
+        queryset=Study.objects.order_by("-pk"),
+        required=False,
+        label="Keep out participants of",
+        help_text="Participants of these studies are refused at entry here, and kept out on Prolific "
+        "by the draft's filter (a duplicated study keeps out its source's participants).",
+    )
+
+    @classmethod
+    def of(cls, study: Study, data=None) -> RecruitmentForm:
+        recruitment = Recruitment.objects.filter(study=study).first()
+        initial = {}
+        if recruitment is not None:
+            initial = {
+                "group": recruitment.group_id,
+                "sisters": list(recruitment.sisters.values_list("pk", flat=True)),
+            }
+        form = cls(data, initial=initial)
+        form.fields["sisters"].queryset = Study.objects.exclude(pk=study.pk).order_by("-pk")
+        return form
+
+
 # --- The review page -----------------------------------------------------------------------
 
 
@@ -105,10 +127,13 @@ def review_view(request, study_id: int):
         draft_form = DraftForm(request.POST)
     else:
         draft_form = DraftForm(initial={"places": places[0]} if places else None)
+    recruitment_form = RecruitmentForm.of(
+        study, request.POST if request.POST.get("action") == "recruitment" else None
+    )
     if request.method == "POST":
         if not request.user.has_perm(ACT_PERMISSION):
             raise PermissionDenied
-        if _act(request, study, draft_form):
+        if _act(request, study, draft_form, recruitment_form):
             return redirect(request.get_full_path())
     context = {
         **admin.site.each_context(request),
@@ -124,6 +149,11 @@ def review_view(request, study_id: int):
         "site_url_elsewhere": _site_url_elsewhere(request),
         "codes": prolific.completion_codes(study),
         "draft_form": draft_form,
+        "recruitment_form": recruitment_form,
+        "kept_out": recruitment_form.fields["sisters"].queryset.filter(
+            pk__in=recruitment_form.initial.get("sisters", ())
+        ),
+        "kept_out_by": Study.objects.filter(recruitment__sisters=study).order_by("-pk"),
         "rows": review_rows(study, show=request.GET.get("show", "")),
         "show": request.GET.get("show", ""),
         "categories": prolific_review.REJECTION_CATEGORIES.items(),
@@ -158,17 +188,24 @@ def _site_url_elsewhere(request) -> str:
     return "" if here.lower() == settings.SITE_URL.lower() else here
 
 
-def _act(request, study: Study, draft_form: DraftForm) -> bool:
+def _act(request, study: Study, draft_form: DraftForm, recruitment_form: RecruitmentForm) -> bool:
     """Do what the POST asks; messages say how it went. False: show the page again (a form error)."""
     action = request.POST.get("action", "")
     try:
-        if action == "create":
+        if action == "recruitment":
+            if not recruitment_form.is_valid():
+                return False
+            data = recruitment_form.cleaned_data
+            prolific_groups.recruitment_set(study=study, group=data["group"], sisters=data["sisters"])
+            note = (
+                " Prolific's filters were sent with the draft: change them on Prolific too."
+                if study.prolific_study_id
+                else ""
+            )
+            messages.success(request, f"Saved who may take part.{note}")
+        elif action == "create":
             if not draft_form.is_valid():
                 return False
-            data = draft_form.cleaned_data
-            prolific_groups.recruitment_set(
-                study=study, group=data.get("group"), sisters=data.get("sisters") or ()
-            )
             row = prolific.prolific_study_create(study=study, draft=draft_form.draft())
             messages.success(request, f"Draft {study.prolific_study_id} created on Prolific ({row.status}).")
         elif action in prolific.STUDY_ACTIONS:

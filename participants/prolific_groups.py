@@ -7,6 +7,7 @@ Services (keyword-only): `prolific_groups_make` (the screening study's groups to
 also takes out members excluded since), `prolific_groups_leave` (excluded participants out of their
 participant group on Prolific, at once: called after a manual exclusion),
 `recruitment_set` (a main study's source group and sisters, before its draft is created),
+`recruitment_copy` (a duplicated study: its source's recruitment, and the source a sister),
 `participant_admit` (called once at entry, by `services.participant_enter`: refuses a sister
 study's participant, else carries the screening over), `screening_carry_over`."""
 
@@ -155,6 +156,16 @@ def recruitment_set(
         )
         recruitment.sisters.set(sisters)
     return recruitment
+
+
+def recruitment_copy(*, source: Study, copy: Study) -> None:
+    """A duplicated study (a new wave, a changed design) recruits as its source did (the same
+    screening group and sisters) and keeps the source's own participants out: someone who has
+    seen the first version is not a new participant of the second. Changed on the copy's
+    Prolific page before its draft is created (`recruitment_set`)."""
+    recruitment = Recruitment.objects.filter(study=source).first()
+    sisters = [source, *(recruitment.sisters.all() if recruitment else ())]
+    recruitment_set(study=copy, group=recruitment.group if recruitment else None, sisters=sisters)
 
 
 @dataclass(frozen=True)

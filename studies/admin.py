@@ -389,7 +389,9 @@ class StudyAdmin(admin.ModelAdmin):
                 request,
                 f"Created draft {copy.slug!r}. It is not a pilot (tick Pilot for a pilot run), and it has "
                 f"{study.slug!r}'s completion codes: enter the codes Prolific gives the new study before "
-                "it goes live.",
+                f"it goes live. {study.slug!r}'s participants are kept out of it (refused at entry, and by "
+                "the Prolific draft's filter): to let them in, untick it among the sisters on the new "
+                "study's Prolific page.",
             )
 
 

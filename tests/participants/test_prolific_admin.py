@@ -59,9 +59,11 @@ class TestWhoSeesIt:
         from studies.services import study_duplicate
 
         copy = study_duplicate(study=questionnaire_study, slug=f"{questionnaire_study.slug}-v2")
-        html = experimenter.get(page_of(copy)).content.decode()  # no STUDY_ID yet: the draft's form
+        again = study_duplicate(study=questionnaire_study, slug=f"{questionnaire_study.slug}-v3")
+        html = experimenter.get(page_of(again)).content.decode()
         for study in (questionnaire_study, copy):
             assert f">{study.title} ({study.slug})</option>" in html
+        assert f"({again.slug})</option>" not in html  # not among its own
 
     def test_staff_without_the_permission_are_refused(self, staff_without_permissions, questionnaire_study):
         assert staff_without_permissions.get(page_of(questionnaire_study)).status_code == 403

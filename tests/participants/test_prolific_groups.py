@@ -13,6 +13,7 @@ from devtools.fakeprolific import FakeProlific
 from participants import prolific, prolific_groups, services
 from participants.models import Exclusion, Participant, ProlificGroup, Response
 from participants.prolific import Draft
+from studies.models import Study
 from studies.services import _study_cache
 from tests.participants.prolific_support import fake_fixture, prolific_server_fixture  # noqa: F401
 from tests.support.cast import Walker
@@ -204,6 +205,104 @@ class TestEnteringTheMainStudy:
         assert not Participant.objects.filter(study=main, prolific_pid=sister.prolific_pid).exists()
 
 
+@pytest.mark.django_db
+class TestASecondWave:
+    """A study duplicated to run again (a second wave, a fixed design) let the first wave's people
+    in: nothing in Rostrum kept them out, nor said that Prolific's exclusion was the researcher's
+    to set (the analysis QA's study path)."""
+
+    def enter(self, study, who: str):
+        return Walker(study, prolific_pid=who).client.get(
+            f"/s/{study.slug}/?PROLIFIC_PID={who}&STUDY_ID={study.prolific_study_id}&SESSION_ID={pid()}"
+        )
+
+    def test_the_first_waves_participants_are_refused_at_the_second_and_on_prolific(self, fake: FakeProlific):
+        from studies.services import study_duplicate, study_set_status
+
+        first = build_study(QUESTIONNAIRE_STEPS)
+        fake.study_add(first.prolific_study_id, status="ACTIVE")
+        took_part = Walker(first)
+        took_part.enter()
+        second = study_duplicate(study=first, slug=f"{first.slug}-v2")
+        codes = {"completion_code": "C2", "failed_check_code": "F2", "no_consent_code": "N2"}
+        Study.objects.filter(pk=second.pk).update(screened_out_code="S2", **codes)
+        prolific.prolific_study_create(
+            study=second, draft=Draft(places=10, reward_cents=300, description="Judge a debate.")
+        )
+        second.refresh_from_db()
+        assert fake.studies[second.prolific_study_id]["filters"] == [
+            {"filter_id": "previous_studies_blocklist", "selected_values": [first.prolific_study_id]}
+        ]
+        study_set_status(study=second, status=Study.Status.LIVE)
+        refused = self.enter(second, took_part.pid)
+        assert refused.status_code == 400
+        assert "already taken part in a related study" in refused.content.decode()
+        assert not Participant.objects.filter(study=second).exists()
+        newcomer = pid()
+        assert self.enter(second, newcomer).status_code == 302  # someone new comes in
+        _study_cache.clear()  # and both ways: refused at the first wave, still running
+        assert self.enter(first, newcomer).status_code == 400
+
+    def test_a_main_studys_copy_keeps_its_screening_group_and_sisters(self, screening):
+        from studies.services import study_duplicate
+
+        origin = screened(screening, group="high")
+        group = ProlificGroup.objects.create(study=screening, label="high", prolific_group_id="d" * 24)
+        sister = build_study(QUESTIONNAIRE_STEPS, status="closed")
+        main = build_study(QUESTIONNAIRE_STEPS)
+        prolific_groups.recruitment_set(study=main, group=group, sisters=[sister])
+        copy = study_duplicate(study=main, slug=f"{main.slug}-v2")
+        assert copy.recruitment.group == group and copy.recruitment.source == screening
+        assert set(copy.recruitment.sisters.all()) == {main, sister}
+        Study.objects.filter(pk=copy.pk).update(status=Study.Status.LIVE)
+        Walker(copy, prolific_pid=origin.prolific_pid).enter()
+        carried = Participant.objects.get(study=copy, prolific_pid=origin.prolific_pid)
+        assert carried.group == "high"
+
+    def test_the_researcher_sees_who_is_kept_out_and_can_let_them_in(self, experimenter):
+        from django.urls import reverse
+
+        from studies.services import study_duplicate
+
+        first = build_study(QUESTIONNAIRE_STEPS)
+        took_part = Walker(first)
+        took_part.enter()
+        second = study_duplicate(study=first, slug=f"{first.slug}-v2")
+        page = reverse("admin:studies_study_prolific", args=[second.pk])
+        html = experimenter.get(page).content.decode()
+        assert f"Kept out: {first.title} ({first.slug})." in html
+        assert f'<option value="{first.pk}" selected>' in html
+        saved = experimenter.post(
+            page, {"action": "recruitment", "sisters": []}, follow=True
+        ).content.decode()
+        assert "Saved who may take part." in saved and "Kept out: nobody." in saved
+        Study.objects.filter(pk=second.pk).update(status=Study.Status.LIVE)
+        _study_cache.clear()
+        Walker(second, prolific_pid=took_part.pid).enter()
+        assert Participant.objects.filter(study=second, prolific_pid=took_part.pid).exists()
+        first_page = experimenter.get(
+            reverse("admin:studies_study_prolific", args=[first.pk])
+        ).content.decode()
+        assert "Kept out: nobody." in first_page and "Refused here too" not in first_page
+
+    def test_a_tampered_form_changes_nothing(self, experimenter):
+        from django.urls import reverse
+
+        from studies.services import study_duplicate
+
+        first = build_study(QUESTIONNAIRE_STEPS)
+        second = study_duplicate(study=first, slug=f"{first.slug}-v2")
+        page = reverse("admin:studies_study_prolific", args=[second.pk])
+        response = experimenter.post(page, {"action": "recruitment", "sisters": ["999999", "x"]})
+        assert response.status_code == 200 and "is not a valid value" in response.content.decode()
+        assert list(second.recruitment.sisters.all()) == [first]
+        response = experimenter.post(page, {"action": "recruitment", "sisters": ["999999"]})
+        assert "Select a valid choice" in response.content.decode()
+        response = experimenter.post(page, {"action": "recruitment", "sisters": [str(second.pk)]})
+        assert "Select a valid choice" in response.content.decode()  # not its own sister
+        assert list(second.recruitment.sisters.all()) == [first]
+
+
 def test_the_prolific_page_offers_groups_for_a_screening_study_and_the_draft_form_the_new_filters(
     experimenter, claim_study
 ):
@@ -213,4 +312,4 @@ def test_the_prolific_page_offers_groups_for_a_screening_study_and_the_draft_for
     assert page.status_code == 200
     html = page.content.decode()
     assert "Make Prolific participant groups" in html
-    assert "Only participants of this group" in html and "Exclude participants of these studies" in html
+    assert "Only participants of this group" in html and "Keep out participants of" in html

@@ -97,8 +97,7 @@ class RecruitmentForm(forms.Form):
         queryset=Study.objects.order_by("-pk"),
         required=False,
         label="Keep out participants of",
-        help_text="Participants of these studies are refused at entry here, and kept out on Prolific "
-        "by the draft's filter (a duplicated study keeps out its source's participants).",
+        help_text="Ctrl-click (⌘-click on a Mac) to choose several, or to take one out.",
     )
 
     @classmethod

@@ -390,8 +390,8 @@ class StudyAdmin(admin.ModelAdmin):
                 f"Created draft {copy.slug!r}. It is not a pilot (tick Pilot for a pilot run), and it has "
                 f"{study.slug!r}'s completion codes: enter the codes Prolific gives the new study before "
                 f"it goes live. {study.slug!r}'s participants are kept out of it (refused at entry, and by "
-                "the Prolific draft's filter): to let them in, untick it among the sisters on the new "
-                "study's Prolific page.",
+                "the Prolific draft's filter): to let them in, take it out of 'Keep out participants of' "
+                "on the new study's Prolific page.",
             )
 
 

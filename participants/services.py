@@ -35,6 +35,7 @@ Status = Participant.Status
 PROLIFIC_ID = re.compile(r"^[0-9a-f]{24}$")
 LOOSE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 ENDED_BY_KIND = {Status.NO_CONSENT, Status.FAILED_CHECK, Status.SCREENED_OUT, Status.STUDY_FULL}
+SUBMITTED = {Status.COMPLETED} | ENDED_BY_KIND  # given a code to enter on Prolific
 # Pilots: a study link with `pilot=<token>` makes a pilot participant (`manage.py pilot`).
 PILOT_PARAM = "pilot"
 PILOT_SALT = "rostrum.participants.pilot"
@@ -182,7 +183,7 @@ def participant_enter(
     return participant
 
 
-def _session_taken(study: Study, session_id: str) -> bool:
+def _session_taken(study: Study | int, session_id: str) -> bool:
     return (
         bool(session_id) and Participant.objects.filter(study=study, prolific_session_id=session_id).exists()
     )
@@ -190,8 +191,17 @@ def _session_taken(study: Study, session_id: str) -> bool:
 
 def _participant_revisit(participant: Participant, session_id: str, now: datetime) -> Participant:
     changes = {"visits": F("visits") + 1, "last_seen_at": now}
-    if session_id and session_id != participant.prolific_session_id:
-        changes["prolific_session_id"] = session_id  # a new submission after a return
+    if (
+        session_id
+        and session_id != participant.prolific_session_id
+        and participant.status not in SUBMITTED
+        and not _session_taken(participant.study_id, session_id)
+    ):
+        # A new submission after a return. One that ended with a code keeps the SESSION_ID it
+        # ended under: that submission is the one Prolific reviews (a stray visit after it, with
+        # another SESSION_ID, overwrote it, and the review lost its submission); and a SESSION_ID
+        # another participant holds stays theirs (one submission is one participant's).
+        changes["prolific_session_id"] = session_id
     Participant.objects.filter(pk=participant.pk).update(**changes)
     return participant
 

@@ -33,6 +33,39 @@ class TestStudyLink:
         assert participant.visits == 2
         assert Participant.objects.filter(study=questionnaire_study).count() == 1
 
+    def test_a_visit_with_a_new_session_id_keeps_a_finished_submissions_id(self, questionnaire_study):
+        """A participant who reopened their link after completing, with another SESSION_ID, had the
+        completed submission's id overwritten: Prolific's review and sync lost their submission
+        (the researcher walk). While in progress, a new SESSION_ID is a new submission after a
+        return, and is kept."""
+        walker = Walker(questionnaire_study)
+        walker.enter()
+        first = Participant.objects.get(prolific_pid=walker.pid).prolific_session_id
+        Client().get(entry_url(questionnaire_study, walker.pid))  # in progress: a new submission
+        second = Participant.objects.get(prolific_pid=walker.pid).prolific_session_id
+        assert second != first
+        walker.walk()
+        participant = Participant.objects.get(prolific_pid=walker.pid)
+        assert participant.status == Participant.Status.COMPLETED
+        again = Client().get(entry_url(questionnaire_study, walker.pid))
+        assert again.status_code == 302
+        participant.refresh_from_db()
+        assert participant.prolific_session_id == second and participant.visits == 3
+
+    def test_a_session_id_another_participant_holds_stays_theirs(self, questionnaire_study):
+        """Re-entering with someone else's SESSION_ID gave two participants one submission (the
+        hostile-traffic probe)."""
+        first, other = Walker(questionnaire_study), Walker(questionnaire_study)
+        first.enter()
+        other.enter()
+        held = Participant.objects.get(prolific_pid=first.pid).prolific_session_id
+        own = Participant.objects.get(prolific_pid=other.pid).prolific_session_id
+        link = (
+            f"/s/{questionnaire_study.slug}/?PROLIFIC_PID={other.pid}&STUDY_ID={'a' * 24}&SESSION_ID={held}"
+        )
+        assert Client().get(link)["Location"] == other.url  # they come back to their own page
+        assert Participant.objects.get(prolific_pid=other.pid).prolific_session_id == own
+
     def test_pids_are_compared_without_regard_to_case(self, questionnaire_study):
         prolific_pid = pid()
         first = Client().get(entry_url(questionnaire_study, prolific_pid))

@@ -63,12 +63,22 @@ def _is_trusted(address: Address, proxies: tuple[Network, ...]) -> bool:
     return any(address.version == net.version and address in net for net in proxies)
 
 
+# The one client every peer address that cannot be read counts as (an address, as axes stores one).
+UNREADABLE = "0.0.0.0"
+
+
 def client_address(peer: str, forwarded: str = "") -> str:
-    """The client's address as a limit's key ("" when the peer is unknown: no limit applies).
-    `peer`: the socket peer (REMOTE_ADDR); `forwarded`: the X-Forwarded-For header."""
-    address = _parse(peer or "")
-    if address is None:
+    """The client's address as a limit's key ("" when there is no peer at all, a Unix socket:
+    no limit applies). `peer`: the socket peer (REMOTE_ADDR); `forwarded`: the X-Forwarded-For
+    header. A peer that is not an address ("unknown": uvicorn's --proxy-headers puts what a
+    trusted proxy forwarded in the peer's place, unread) counts as one client, UNREADABLE, for
+    all such: it was no limit at all, so a forged header lifted every per-address limit."""
+    if not peer:
         return ""
+    address = _parse(peer)
+    if address is None:
+        _warn_unreadable(peer)
+        return UNREADABLE
     proxies = trusted_proxies()
     if forwarded and _is_trusted(address, proxies):
         for hop in reversed(forwarded.split(",")):
@@ -90,6 +100,17 @@ def request_address(request) -> str:
 
 
 _warned: set[str] = set()
+
+
+def _warn_unreadable(peer: str) -> None:
+    if "unreadable" not in _warned:
+        _warned.add("unreadable")
+        log.warning(
+            "A client address that is not an address (%r) counts as %s, one client for every such "
+            "request: check what the proxy in front forwards",
+            peer[:60],
+            UNREADABLE,
+        )
 
 
 def _warn_untrusted_proxy(peer: str) -> None:

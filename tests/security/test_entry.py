@@ -117,6 +117,18 @@ def test_entries_from_one_address_are_limited_but_not_those_of_others(settings, 
     assert from_address(address()).get(entry_url(questionnaire_study)).status_code == 302
 
 
+@pytest.mark.parametrize("peer", ["unknown", "x-abcd", "203.0.113.300"])
+def test_a_peer_that_is_not_an_address_is_limited_as_one_client(settings, questionnaire_study, peer):
+    """uvicorn's --proxy-headers puts what a trusted proxy forwarded in the peer's place, unread:
+    "X-Forwarded-For: unknown" passed through made every per-address limit let everything in
+    (the hostile-traffic probe). Such peers count as one client."""
+    settings.ENTRY_RATE_LIMITS = ["3/60"]
+    codes = [from_address(peer).get(entry_url(questionnaire_study)).status_code for _ in range(4)]
+    assert codes == [302, 302, 302, 429]
+    assert from_address("garbage").get(entry_url(questionnaire_study)).status_code == 429  # the same one
+    assert from_address(address()).get(entry_url(questionnaire_study)).status_code == 302
+
+
 def test_real_arrivals_from_many_addresses_are_never_limited(roomy_study):
     for _ in range(30):
         _, response = at_story(roomy_study, from_address(address()))
@@ -145,6 +157,8 @@ def test_the_address_is_the_peer_unless_the_peer_is_a_trusted_proxy(settings):
     # The rightmost address that is not a trusted proxy: what a client writes in front is ignored.
     assert client_address("10.1.1.1", "1.2.3.4, 198.51.100.7, 10.2.2.2") == "198.51.100.7"
     assert client_address("10.1.1.1", "garbage") == "10.1.1.1"
+    assert client_address("unknown", "1.2.3.4") == client_address("x", "") == "0.0.0.0"  # one client
+    assert client_address("", "1.2.3.4") == ""  # no peer at all (a Unix socket): no limit applies
     assert client_address("198.51.100.8", "1.2.3.4") == "198.51.100.8"  # not a proxy of ours
 
 

@@ -64,7 +64,7 @@ def _is_trusted(address: Address, proxies: tuple[Network, ...]) -> bool:
 
 
 # The one client every peer address that cannot be read counts as (an address, as axes stores one).
-UNREADABLE = "0.0.0.0"
+UNREADABLE = "0.0.0.0"  # noqa: S104 (a key for the counters, never bound to)
 
 
 def client_address(peer: str, forwarded: str = "") -> str:

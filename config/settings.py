@@ -370,6 +370,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "admin:login"
+LOGIN_REDIRECT_URL = "admin:index"  # a login whose next= is refused (another host) lands here, not on a 404
 # Admin logins (django-axes): after this many failed passwords for one username from one
 # address, that pair is locked out for this many minutes (each further try restarts the
 # clock) and sees common.security.login_locked_out; a successful login clears the count. The address is

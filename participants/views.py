@@ -6,6 +6,7 @@ from functools import cache, wraps
 
 from django.conf import settings
 from django.contrib.admin.views.decorators import staff_member_required
+from django.core.exceptions import PermissionDenied
 from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, HttpResponseServerError
 from django.shortcuts import get_object_or_404, redirect, render
@@ -142,6 +143,10 @@ def too_fast(request: HttpRequest, slow: services.Throttled) -> HttpResponse:
 @staff_member_required
 @require_GET
 def preview(request: HttpRequest, slug: str) -> HttpResponse:
+    """Walk the study as a throw-away participant: staff who may see studies in the admin (its
+    own preview page asks the same), not any staff account (the hostile-traffic probe)."""
+    if not (request.user.has_perm("studies.view_study") or request.user.has_perm("studies.change_study")):
+        raise PermissionDenied
     study = get_object_or_404(Study, slug=slug)
     participant = services.participant_preview(study=study)
     return redirect("step", token=participant.token)

@@ -67,12 +67,14 @@ FORMULA_GUARD = (
 def codebook_lines(study: Study | None = None) -> Iterator[str]:
     """Every column of every table; with a study, also its own items: each question's key,
     text, options with their numeric coding, and the expected answers of checks."""
+    # Guarded like data: a description may start like a formula ("+1 bias on side A", or a
+    # question text the researcher typed), which a spreadsheet showed as #NAME?.
     yield csv_line(["table", "column", "description"], guard=False)
-    yield csv_line(["(every table)", "", FORMULA_GUARD], guard=False)
+    yield csv_line(["(every table)", "", FORMULA_GUARD])
     for table in TABLES.values():
-        yield csv_line([table.name, "", table.description], guard=False)
+        yield csv_line([table.name, "", table.description])
         for column in table.columns:
-            yield csv_line([table.name, column.name, column.description], guard=False)
+            yield csv_line([table.name, column.name, column.description])
     if study is not None:
         for key, description in study_items(study):
-            yield csv_line(["responses", key, description], guard=False)
+            yield csv_line(["responses", key, description])

@@ -101,6 +101,10 @@ class TestExports:
         assert all(r["description"] for r in rows)
         (guard,) = [r["description"] for r in rows if r["table"] == "(every table)"]
         assert "apostrophe" in guard and "=, +, -, @" in guard  # the defused formulas, explained
+        # Descriptions are guarded as data: one starting "+1 bias" read #NAME? in a spreadsheet.
+        signed = [r for r in rows if r["column"] == "signed_active_side"]
+        assert signed and all(r["description"].startswith("'+1") for r in signed)
+        assert not any(r["description"][:1] in "=+-@" for r in rows)
 
     def test_the_command_writes_the_same_csv(self, questionnaire_study, tmp_path):
         finish(questionnaire_study, {"Page two": {"check_1": "Disagree"}})

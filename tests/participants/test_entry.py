@@ -143,11 +143,19 @@ class TestPreview:
         assert "/admin/login/" in response["Location"]
         assert not Participant.objects.exists()
 
-    def test_staff_can_walk_a_draft_study_without_counting(
+    def test_staff_who_may_not_see_studies_are_refused_and_nothing_is_made(
         self, questionnaire_study, staff_without_permissions
     ):
+        """Any staff account could walk any study (and spend live debates' model calls) through
+        this link, while the admin's own preview page asks for the permission to see studies
+        (the hostile-traffic probe)."""
+        response = staff_without_permissions.get(f"/s/{questionnaire_study.slug}/preview/")
+        assert response.status_code == 403
+        assert not Participant.objects.exists()
+
+    def test_staff_can_walk_a_draft_study_without_counting(self, questionnaire_study, experimenter):
         study_set_status(study=questionnaire_study, status="draft")
-        client = staff_without_permissions
+        client = experimenter
         response = client.get(f"/s/{questionnaire_study.slug}/preview/")
         participant = Participant.objects.get()
         assert participant.is_preview

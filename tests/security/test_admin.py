@@ -73,6 +73,18 @@ class TestLoginThrottle:
         attempt = AccessAttempt.objects.get()
         AccessAttempt.objects.update(attempt_time=attempt.attempt_time - timedelta(minutes=minutes))
 
+    def test_a_login_sent_elsewhere_by_its_next_lands_on_the_admin(self):
+        """A next= on another host is not followed (no open redirect), and the login then went to
+        /accounts/profile/, a 404 (the hostile-traffic probe)."""
+        client = Client()
+        response = client.post(
+            "/admin/login/?next=https://evil.example/",
+            {"username": "experimenter", "password": PASSWORD},
+            REMOTE_ADDR="192.0.2.11",
+        )
+        assert response.status_code == 302 and response["Location"] == "/admin/"
+        assert client.get(response["Location"]).status_code == 200
+
     def test_a_successful_login_clears_the_failures_before_it(self):
         for n in range(4):
             log_in(Client(), f"guess-{n}")

@@ -462,6 +462,19 @@ class QuestionInline(admin.StackedInline):
         return not (obj and study_is_locked(obj.study)) and super().has_delete_permission(request, obj)
 
 
+def config_field(name: str, field: forms.Field) -> forms.Field:
+    """A kind's configuration field as the step's page shows it: labelled by its own name ("Agree
+    label", not "Config agree label", Django's label for the prefixed name), and a one-line text
+    box as wide as the admin's other text fields (the default question did not fit: the
+    researcher walk)."""
+    field = copy.deepcopy(field)
+    if field.label is None:
+        field.label = name.replace("_", " ").capitalize()
+    if type(field.widget) is forms.TextInput and "class" not in field.widget.attrs:
+        field.widget.attrs["class"] = "vTextField"
+    return field
+
+
 def step_form_for(kind: registry.StepKind | None) -> type[forms.ModelForm]:
     """A Step form with the kind's own configuration fields instead of raw JSON."""
     config_fields = dict(kind.config_form.base_fields) if kind else {}
@@ -474,6 +487,15 @@ def step_form_for(kind: registry.StepKind | None) -> type[forms.ModelForm]:
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
             self.fields["kind"] = forms.ChoiceField(choices=registry.choices())
+            # Only studies whose steps may change (a frozen one's step was a 500 on saving: the
+            # researcher walk); a step stays in its study (to move one, make it in the other).
+            study = self.fields["study"]
+            study.queryset = Study.objects.filter(locked_at__isnull=True).order_by("-pk")
+            study.help_text = (
+                "Studies participants have taken are frozen and not listed: duplicate one (Studies, "
+                "action 'Duplicate as a new draft') to change it."
+            )
+            study.disabled = bool(self.instance.pk)
             # Not typed: steps are reordered on the study page; a new one goes last.
             self.fields["position"].widget = forms.HiddenInput()
             self.fields["position"].required = False
@@ -481,7 +503,7 @@ def step_form_for(kind: registry.StepKind | None) -> type[forms.ModelForm]:
                 self.fields["kind"].disabled = bool(self.instance.pk)
                 config = kind.config(self.instance)
                 for name, field in config_fields.items():
-                    self.fields[f"config_{name}"] = field
+                    self.fields[f"config_{name}"] = config_field(name, field)
                     self.initial[f"config_{name}"] = config.get(name)
 
         def _get_validation_exclusions(self):

@@ -114,11 +114,44 @@ class TestStepOrder:
         order = Step.objects.filter(study=study).order_by("position").values_list("title", flat=True)
         assert list(order) == ["Consent", "Thanks", "Added"]
 
+    def test_a_step_cannot_be_added_to_a_frozen_study_nor_moved_to_another(self, experimenter):
+        """Adding a step to a study participants had taken was a 500 (StudyLocked, unhandled: the
+        researcher walk); the step's study could be changed on its page."""
+        frozen = build_study([CONSENT_STEP, DEBRIEF_STEP])
+        Walker(frozen).enter()
+        page = experimenter.get("/admin/studies/step/add/").content.decode()
+        assert f'<option value="{frozen.pk}"' not in page and "are frozen and not listed" in page
+        response = experimenter.post(
+            "/admin/studies/step/add/", {"study": frozen.pk, "kind": "instructions", "title": "Read"}
+        )
+        assert response.status_code == 200 and "Select a valid choice" in response.content.decode()
+        assert Step.objects.filter(study=frozen).count() == 2
+        draft = build_study([CONSENT_STEP, DEBRIEF_STEP], status="draft")
+        other = build_study([CONSENT_STEP], status="draft")
+        step = Step.objects.get(study=draft, kind="debrief")
+        response = experimenter.post(
+            f"/admin/studies/step/{step.pk}/change/",
+            {
+                "study": other.pk,
+                "kind": "debrief",
+                "title": "Moved?",
+                "position": 2,
+                "config_text": "Thanks.",
+                "config_button_label": "Finish",
+            },
+        )
+        assert response.status_code == 302, response.content.decode()[-2000:]
+        step.refresh_from_db()
+        assert step.title == "Moved?" and step.study == draft
+
     def test_a_steps_own_page_shows_its_place_instead_of_a_position_field(self, experimenter):
         study = build_study([CONSENT_STEP, DEBRIEF_STEP], status="draft")
         step = Step.objects.get(study=study, kind="debrief")
         html = experimenter.get(f"/admin/studies/step/{step.pk}/change/").content.decode()
         assert 'type="hidden" name="position" value="2"' in html and "Step 2 of the study." in html
+        # The configuration's labels are its own names, its one-line boxes the admin's width.
+        assert 'for="id_config_button_label">Button label:</label>' in html and "Config " not in html
+        assert 'maxlength="100" class="vTextField" required id="id_config_button_label"' in html
         response = experimenter.post(
             "/admin/studies/step/add/", {"study": study.pk, "kind": "instructions", "title": "Read"}
         )

@@ -190,6 +190,15 @@ def _site_url_elsewhere(request) -> str:
 def _act(request, study: Study, draft_form: DraftForm, recruitment_form: RecruitmentForm) -> bool:
     """Do what the POST asks; messages say how it went. False: show the page again (a form error)."""
     action = request.POST.get("action", "")
+    if action != "recruitment" and not settings.PROLIFIC_API_TOKEN:
+        # Each action went on without it and said something else ("Approved 0 submission(s)",
+        # "the study is frozen"): the researcher walk.
+        messages.error(
+            request,
+            'Nothing was sent: PROLIFIC_API_TOKEN is not set on this server (README, "Running a '
+            "study through Prolific's API\"). Without it, do this on Prolific's own site.",
+        )
+        return True
     try:
         if action == "recruitment":
             if not recruitment_form.is_valid():
@@ -265,6 +274,11 @@ def _review(request, study: Study, action: str) -> None:
     participants, submissions = _selected(request, study)
     if not participants and not submissions:
         raise ValidationError("Select submissions first.")
+    if action in ("approve", "reject") and not submissions:
+        raise ValidationError(
+            "None of the selected rows has a submission on Prolific (an empty Prolific column): "
+            "sync the submissions first, or review them on Prolific."
+        )
     if action == "approve":
         done = prolific_review.submission_approve(submissions=submissions, by=request.user)
         messages.success(request, f"Approved {len(done)} submission(s) on Prolific.")

@@ -126,6 +126,19 @@ class StudyForm(forms.ModelForm):
         status = self.cleaned_data["status"]
         if status == Study.Status.LIVE and not self.instance.pk:
             raise ValidationError("Save the study as a draft, add its steps, then set it live.")
+        if (
+            status == Study.Status.DRAFT
+            and self.instance.pk
+            and self.instance.status != Study.Status.DRAFT
+            and self.instance.entered_at is not None
+        ):
+            # Refused on the form, with nothing saved: the service's refusal came after the rest of
+            # the page was saved, so "cannot go back to draft" and "was changed successfully"
+            # were shown together (the researcher walk). The service still checks.
+            raise ValidationError(
+                "Participants have taken this study, so it cannot go back to draft: use the action "
+                "'Duplicate as a new draft' on the list of studies to make a new version."
+            )
         return status
 
     def clean(self):

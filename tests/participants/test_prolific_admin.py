@@ -5,7 +5,7 @@ Prolific's status and Rostrum's, and disagreements flagged; refusals are said in
 import pytest
 
 from devtools.fakeprolific import FakeProlific
-from participants.models import Bonus, ProlificSubmission
+from participants.models import Bonus, Participant, ProlificSubmission
 from studies.models import Study
 from tests.participants.prolific_support import (  # noqa: F401
     fake_fixture,
@@ -14,6 +14,7 @@ from tests.participants.prolific_support import (  # noqa: F401
     prolific_server_fixture,
     submission_of,
 )
+from tests.support.cast import Walker
 from tests.support.studies import QUESTIONNAIRE_STEPS, build_study
 
 A_REASON = "x" * 120
@@ -64,6 +65,28 @@ class TestWhoSeesIt:
         for study in (questionnaire_study, copy):
             assert f">{study.title} ({study.slug})</option>" in html
         assert f"({again.slug})</option>" not in html  # not among its own
+
+    def test_without_a_token_nothing_is_offered_or_done_and_the_page_says_why(
+        self, experimenter, questionnaire_study, settings
+    ):
+        """Without PROLIFIC_API_TOKEN every button was live: "Approve" said "Approved 0
+        submission(s) on Prolific." in green (the researcher walk)."""
+        settings.PROLIFIC_API_TOKEN = ""
+        walker = Walker(questionnaire_study)
+        walker.enter()
+        walker.walk()
+        html = experimenter.get(page_of(questionnaire_study)).content.decode()
+        assert '<button disabled name="action" value="approve">' in html
+        assert '<button disabled name="action" value="sync">' in html
+        row = Participant.objects.get(prolific_pid=walker.pid).pk
+        for action in ("approve", "sync", "create", "bonus"):
+            answer = experimenter.post(
+                page_of(questionnaire_study), {"action": action, "row": f"{row}:"}, follow=True
+            )
+            text = answer.content.decode()
+            assert "Nothing was sent: PROLIFIC_API_TOKEN is not set" in text, action
+            assert "Approved" not in text
+        assert not Bonus.objects.exists()
 
     def test_staff_without_the_permission_are_refused(self, staff_without_permissions, questionnaire_study):
         assert staff_without_permissions.get(page_of(questionnaire_study)).status_code == 403
@@ -148,6 +171,21 @@ class TestRunningAStudyFromThePage:
         form.update(category="LOW_EFFORT", message=A_REASON)
         html = experimenter.post(page_of(questionnaire_study), form, follow=True).content.decode()
         assert "the place is free again" in html and submission_of(fake, walker)["status"] == "REJECTED"
+
+    def test_approving_or_rejecting_rows_without_a_submission_says_so(
+        self, fake: FakeProlific, experimenter, questionnaire_study
+    ):
+        """ "Approved 0 submission(s) on Prolific." for a participant Prolific had no submission of,
+        and "Reject one submission at a time" for exactly one such row (the researcher walk)."""
+        walker = Walker(questionnaire_study)
+        walker.enter()
+        walker.walk()
+        row = Participant.objects.get(prolific_pid=walker.pid).pk
+        for action in ("approve", "reject"):
+            form = {"action": action, "row": f"{row}:", "category": "LOW_EFFORT", "message": A_REASON}
+            html = experimenter.post(page_of(questionnaire_study), form, follow=True).content.decode()
+            assert "None of the selected rows has a submission on Prolific" in html, action
+            assert "Approved" not in html and "one at a time" not in html.split("messagelist")[1][:300]
 
     def test_approving_from_the_page(self, fake: FakeProlific, experimenter, questionnaire_study):
         walkers = [on_prolific(fake, questionnaire_study) for _ in range(2)]

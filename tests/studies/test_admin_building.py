@@ -144,6 +144,20 @@ class TestStepOrder:
         step.refresh_from_db()
         assert step.title == "Moved?" and step.study == draft
 
+    def test_a_study_participants_have_taken_is_refused_back_to_draft_on_the_form(self, experimenter):
+        """It was refused after the rest of the page was saved: a red "cannot go back to draft"
+        beside a green "was changed successfully" (the researcher walk)."""
+        study = build_study([CONSENT_STEP, DEBRIEF_STEP])
+        Walker(study).enter()
+        steps = list(Step.objects.filter(study=study).order_by("position"))
+        rows = [{"id": s.pk, "position": s.position, "kind": s.kind, "title": s.title} for s in steps]
+        data = {**study_page_post(study, rows), "status": "draft", "notes": "Changed?"}
+        response = experimenter.post(f"/admin/studies/study/{study.pk}/change/", data, follow=True)
+        html = response.content.decode()
+        assert "so it cannot go back to draft" in html and "changed successfully" not in html
+        study.refresh_from_db()
+        assert study.status == "live" and study.notes == ""
+
     def test_a_steps_own_page_shows_its_place_instead_of_a_position_field(self, experimenter):
         study = build_study([CONSENT_STEP, DEBRIEF_STEP], status="draft")
         step = Step.objects.get(study=study, kind="debrief")

@@ -199,6 +199,34 @@ def study_warnings(study: Study) -> list[str]:
     study which has gone live also uses (a duplicate keeps the original's), so a participant
     of one could submit the code they know from the other without doing this one. Prolific
     gives each study its own codes; a second wave reusing them is the researcher's call."""
+    return _shared_code_warnings(study) + _attention_rule_warnings(study)
+
+
+# Prolific's rule for rejecting on attention checks: one failure suffices only in studies under
+# 5 minutes; from 5 minutes on, two or more are needed (shared/prolific.md, "Attention checks").
+ONE_FAILURE_MINUTES = 5
+
+
+def _attention_rule_warnings(study: Study) -> list[str]:
+    """A study of 5 minutes or more that ends participants at their first failed check: the
+    go-live checks said "No problems found" although Prolific would not back a rejection for it
+    (the researcher walk). Worth a look, not a stop: ending without rejecting is allowed."""
+    if study.attention_failures_to_end > 1 or study.estimated_minutes < ONE_FAILURE_MINUTES:
+        return []
+    kinds = {kind.key: kind for kind in registry.all_kinds()}
+    steps = list(study.steps.all())
+    if not sum(kinds[s.kind].attention_items(s) for s in steps if s.kind in kinds):
+        return []
+    return [
+        f"A participant is ended with the failed-check code at their first failed attention check, "
+        f"but the study takes {study.estimated_minutes} minutes: Prolific allows rejecting for "
+        f"failed checks only after two or more failures in studies of {ONE_FAILURE_MINUTES} minutes "
+        "or longer. Set 'Attention failures to end' to 2 or more, or do not reject those who "
+        "enter the failed-check code."
+    ]
+
+
+def _shared_code_warnings(study: Study) -> list[str]:
     mine = {getattr(study, field).strip(): label for field, label in CODE_LABELS.items()}
     mine.pop("", None)
     if not mine:

@@ -11,7 +11,7 @@ from django.test import override_settings
 from debates.demo import loader
 from debates.models import ConditionTarget, InstanceSet, StudyClaim, StudyDialogue
 from studies.models import Question, Step, Study
-from studies.services import study_problems, study_set_status
+from studies.services import study_problems, study_set_status, study_warnings
 from tests.support.studies import CONSENT_STEP, DEBRIEF_STEP, build_study
 
 
@@ -50,6 +50,26 @@ class TestAttentionChecks:
             study_set_status(study=study, status="live")
         study.refresh_from_db()
         assert study.status == "draft" and study.snapshot is None
+
+    def test_ending_at_the_first_failure_in_a_study_of_five_minutes_or_more_is_worth_a_look(self):
+        """Prolific backs a rejection for one failed check only under 5 minutes; "No problems
+        found" was all the researcher read for an 8-minute study ended at the first failure (the
+        researcher walk). A warning, not a stop: ending without rejecting is allowed."""
+        study = checks_study(check_item("c1", ["Blue"]), attention_failures_to_end=1, estimated_minutes=8)
+        assert study_problems(study) == []
+        (warning,) = study_warnings(study)
+        assert "first failed attention check" in warning and "takes 8 minutes" in warning
+        assert "two or more failures in studies of 5 minutes or longer" in warning and plain(warning)
+        for fields in ({"estimated_minutes": 4}, {"attention_failures_to_end": 2}):
+            Study.objects.filter(pk=study.pk).update(
+                **{"attention_failures_to_end": 1, "estimated_minutes": 8, **fields}
+            )
+            study.refresh_from_db()
+            assert study_warnings(study) == [], fields
+        no_checks = build_study(
+            [CONSENT_STEP, DEBRIEF_STEP], attention_failures_to_end=1, estimated_minutes=8
+        )
+        assert study_warnings(no_checks) == []
 
     def test_enough_items_across_pages_and_pairwise_checks_pass(self):
         assert study_problems(checks_study(check_item("c1", ["Blue"]), check_item("c2", ["Red"]))) == []
@@ -145,6 +165,7 @@ class TestDesigns:
         assert len(studies) == 5
         for study in studies:
             assert study.pilot and study.status == "live" and study_problems(study) == [], study.slug
+            assert study_warnings(study) == [], study.slug
 
     def test_a_live_debate_on_the_offline_model_needs_a_pilot(self, claim_study):
         Study.objects.filter(pk=claim_study.pk).update(pilot=False, prolific_study_id="a" * 24)

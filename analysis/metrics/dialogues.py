@@ -334,6 +334,12 @@ def _omnibus(effects: np.ndarray, cov: np.ndarray) -> dict | None:
 # --- Tables 43-45 ---------------------------------------------------------------------------
 
 
+def _told(column: pd.Series) -> pd.Series:
+    """Where a cell holds an answer (not blank, not missing)."""
+    text = column.astype("string").str.strip()
+    return text.notna() & (text != "")
+
+
 def detection_levels(df: pd.DataFrame) -> pd.DataFrame | None:
     """Nested detection flags per judgement: presence, side, type (see the module docstring);
     from the export's *_correct flags, or derived from the raw answers."""
@@ -351,7 +357,10 @@ def detection_levels(df: pd.DataFrame) -> pd.DataFrame | None:
                 pass
         return given.fillna(False).to_numpy(dtype=bool)
 
-    if not ("bias_presence_correct" in df.columns or "bias_present" in df.columns):
+    told = [c for c in ("bias_presence_correct", "bias_present") if c in df.columns]
+    if not any(_told(df[c]).any() for c in told):
+        # No column, or the export's columns blank on every row (a study without a bias-detection
+        # step): a table of nobody detecting anything was shown (the researcher walk).
         return None
     biased = (df["signed_active_side"] != 0).to_numpy()
     said_yes = (df["bias_present"].astype(str) == "yes").to_numpy() if "bias_present" in df.columns else None

@@ -301,7 +301,9 @@ def _design_a(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
         )
     cascade = dialogues.detection_cascade(df, biases)
     if cascade is None:
-        skipped["detection"] = "no bias-detection columns"
+        skipped["detection"] = (
+            "no bias-detection answers (the study has no bias-detection step, or nobody answered it)"
+        )
     accuracy_detection = dialogues.by_detection(df, "correct")
     following_detection = None
     try:
@@ -312,7 +314,16 @@ def _design_a(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
         df, responses, options["expertise_key"], options["expertise_prefix"], options["_item_order"]
     )
     if expertise is None:
-        skipped["expertise"] = "no responses table or no expertise item"
+        skipped["expertise"] = (
+            "no responses table"
+            if responses is None
+            else (
+                f"no expertise item (Figure 15): no Likert item whose key starts with "
+                f"{options['expertise_prefix']!r}; name another with the option expertise_key"
+                if not options["expertise_key"]
+                else f"no answers to the expertise item {options['expertise_key']!r}"
+            )
+        )
     among = expertise.pop("chosen_among", None) if expertise else None
     if among:
         warnings.append(
@@ -883,7 +894,9 @@ def _design_d(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
     )
     skipped = {}
     if not values:
-        skipped["subgroups"] = "no responses table or none of the subgroup items"
+        skipped["subgroups"] = (
+            "no responses table" if responses is None else "none of the subgroup items was answered"
+        )
     warnings = []
     if len(main["groups"]) > 1:
         groups = "; ".join("{" + ", ".join(g) + "}" for g in main["groups"])

@@ -48,6 +48,10 @@ def test_the_experimenter_computes_a_report_and_reads_it_in_the_admin(server, br
     plot = frame.locator("img[alt='accuracy.png']")
     expect(plot).to_be_visible()
     assert plot.evaluate("img => img.naturalWidth") > 100  # the PNG loaded, under the page's CSP
+    # The frame is as tall as the report: it was a box 720 px high that ended at the sample flow.
+    tall = "f => f.getBoundingClientRect().height >= f.contentDocument.documentElement.scrollHeight"
+    page.wait_for_function(f"() => ({tall})(document.querySelector('iframe'))")
+    assert frame_element.evaluate("f => f.getBoundingClientRect().height") > 2000
     expect(page.get_by_role("link", name="results.json").first).to_be_visible()
     context.close()
 

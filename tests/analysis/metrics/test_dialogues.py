@@ -298,6 +298,19 @@ def test_detection_cascade_counts_by_hand():
     assert rows["all"]["total"] == 8 and rows["all"]["type"] == 2
 
 
+def test_a_study_without_a_bias_detection_step_has_no_detection_tables():
+    """The export's bias columns are there but blank on every row: Table 43 read "Baseline (false
+    alarm) 1, 0 (0.0)" for a study that never asked (the researcher walk)."""
+    df = detection_frame().assign(
+        bias_present="", bias_side="", bias_type="", bias_presence_correct=pd.NA, bias_side_correct=pd.NA
+    )
+    assert dialogues.detection_cascade(df, ["anchoring"]) is None
+    assert dialogues.by_detection(df, "correct") is None
+    one = df.copy()
+    one.loc[one.index[0], "bias_present"] = "no"  # one answer: the table is computed
+    assert dialogues.detection_cascade(one, ["anchoring"]) is not None
+
+
 def test_detection_uses_the_exports_flags_when_present():
     df = detection_frame()
     flagged = df.assign(

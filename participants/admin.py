@@ -87,7 +87,7 @@ class StepFilter(admin.SimpleListFilter):
     def lookups(self, request, model_admin):
         study_id = request.GET.get("study__id__exact")
         if not study_id or not study_id.isdigit():
-            return [(str(n), f"Step {n}") for n in range(1, 16)]
+            return []  # shown once a study is chosen: "Step 1" to "Step 15" fitted no study's steps
         from studies.models import Study
 
         study = Study.objects.filter(pk=study_id).first()
@@ -125,13 +125,19 @@ class PilotFilter(admin.SimpleListFilter):
     parameter_name = "who"
 
     def lookups(self, request, model_admin):
-        return [("real", "Real participants"), ("pilot", "Pilots (simulated participants)")]
+        return [
+            ("real", "Real participants"),
+            ("pilot", "Pilots (simulated participants)"),
+            ("preview", "Previews (staff walking the study)"),
+        ]
 
     def queryset(self, request, queryset):
         if self.value() == "real":
             return queryset.filter(is_pilot=False, is_preview=False)
         if self.value() == "pilot":
             return queryset.filter(is_pilot=True)
+        if self.value() == "preview":
+            return queryset.filter(is_preview=True)
         return queryset
 
 
@@ -157,14 +163,14 @@ class ParticipantAdmin(admin.ModelAdmin):
         "study_slug",
         "status",
         "current_step",
-        "excluded",
+        "excluded_text",
         "failed_checks",
         "flag_list",
         "pilot",
         "started",
         "last_seen",
     ]
-    list_filter = ["study", PilotFilter, "status", StepFilter, "excluded", FlagFilter, "is_preview"]
+    list_filter = ["study", PilotFilter, "status", StepFilter, "excluded", FlagFilter]
     search_fields = ["prolific_pid", "prolific_session_id"]
     date_hierarchy = "started_at"
     list_select_related = ["study"]
@@ -199,9 +205,15 @@ class ParticipantAdmin(admin.ModelAdmin):
     def failed_checks(self, participant: Participant) -> int:
         return participant.attention_failures
 
-    @admin.display(description="Pilot", boolean=True, ordering="is_pilot")
-    def pilot(self, participant: Participant) -> bool:
-        return participant.is_pilot
+    # Words, not the admin's green tick and red cross: a green tick for "excluded" read as "fine",
+    # a red cross for "kept" as a problem (the researcher walk).
+    @admin.display(description="Excluded", ordering="excluded")
+    def excluded_text(self, participant: Participant) -> str:
+        return "excluded" if participant.excluded else "—"
+
+    @admin.display(description="Pilot", ordering="is_pilot")
+    def pilot(self, participant: Participant) -> str:
+        return "pilot" if participant.is_pilot else ("preview" if participant.is_preview else "—")
 
     @admin.display(description="Started", ordering="started_at")
     def started(self, participant: Participant) -> str:

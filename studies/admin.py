@@ -7,7 +7,7 @@ import json
 
 from django import forms
 from django.contrib import admin, messages
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.forms.models import construct_instance
 from django.http import Http404, HttpResponseRedirect, JsonResponse
@@ -250,8 +250,32 @@ class StudyAdmin(admin.ModelAdmin):
             path("how-to/", self.admin_site.admin_view(self.how_to_view), name="studies_study_how_to"),
             path("<int:study_id>/instrument/", view, {"suffix": "/"}, name=name),
             path("<int:study_id>/instrument.json", view, {"suffix": ".json"}, name=f"{name}_json"),
+            path(
+                "<int:study_id>/duplicate/",
+                self.admin_site.admin_view(self.duplicate_view),
+                name="studies_study_duplicate",
+            ),
         ]
         return extra + super().get_urls()
+
+    def duplicate_view(self, request, study_id: int):
+        """'Duplicate as a new draft' from the study's own page (it was only an action of the
+        list, which nothing on a frozen study's pages pointed to: the researcher walk). A GET
+        asks, a POST makes the copy and opens it."""
+        study = get_object_or_404(Study, pk=study_id)
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        if request.method == "POST":
+            copy = self._duplicate(request, study)
+            return HttpResponseRedirect(reverse("admin:studies_study_change", args=[copy.pk]))
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": Study._meta,
+            "title": f"Duplicate {study.title} as a new draft",
+            "study": study,
+            "slug": self._copy_slug(study),
+        }
+        return TemplateResponse(request, "admin/studies/study/duplicate.html", context)
 
     def how_to_view(self, request):
         """A short guide from an empty admin to paid participants, linked from the admin home."""
@@ -355,6 +379,8 @@ class StudyAdmin(admin.ModelAdmin):
         study = self.get_object(request, object_id)
         if study is not None:
             links = [("Preview", reverse("preview", args=[study.slug]))]
+            if self.has_add_permission(request):
+                links.append(("Duplicate", reverse("admin:studies_study_duplicate", args=[study.pk])))
             if study.snapshot_sha256:
                 links.append(("Instrument", reverse("admin:studies_study_instrument", args=[study.pk])))
             links += translation_links(study)
@@ -396,16 +422,29 @@ class StudyAdmin(admin.ModelAdmin):
     @admin.action(description="Duplicate as a new draft (to change a study that has run)")
     def duplicate(self, request, queryset):
         for study in queryset:
-            slug = f"{study.slug}-v{Study.objects.filter(slug__startswith=study.slug).count() + 1}"
-            copy = study_duplicate(study=study, slug=slug)
-            self.message_user(
-                request,
-                f"Created draft {copy.slug!r}. It is not a pilot (tick Pilot for a pilot run), and it has "
-                f"{study.slug!r}'s completion codes: enter the codes Prolific gives the new study before "
-                f"it goes live. {study.slug!r}'s participants are kept out of it (refused at entry, and by "
-                "the Prolific draft's filter): to let them in, take it out of 'Keep out participants of' "
-                "on the new study's Prolific page.",
-            )
+            self._duplicate(request, study)
+
+    @staticmethod
+    def _copy_slug(study: Study) -> str:
+        """'<slug>-v2', or the next number no study has (a copy deleted left a gap that the count
+        of copies walked into)."""
+        taken = set(Study.objects.filter(slug__startswith=study.slug).values_list("slug", flat=True))
+        number = len(taken) + 1
+        while f"{study.slug}-v{number}" in taken:
+            number += 1
+        return f"{study.slug}-v{number}"
+
+    def _duplicate(self, request, study: Study) -> Study:
+        copy = study_duplicate(study=study, slug=self._copy_slug(study))
+        self.message_user(
+            request,
+            f"Created draft {copy.slug!r}. It is not a pilot (tick Pilot for a pilot run), and it has "
+            f"{study.slug!r}'s completion codes: enter the codes Prolific gives the new study before "
+            f"it goes live. {study.slug!r}'s participants are kept out of it (refused at entry, and by "
+            "the Prolific draft's filter): to let them in, take it out of 'Keep out participants of' "
+            "on the new study's Prolific page.",
+        )
+        return copy
 
 
 class QuestionRowForm(forms.ModelForm):
@@ -591,7 +630,9 @@ class StepAdmin(admin.ModelAdmin):
         kind = registry.get(step.kind)
         rows = [(name, value) for name, value in kind.config(step).items()]
         return format_html(
-            "<p>Participants have taken this study, so its steps are frozen.</p><dl>{}</dl>",
+            '<p>Participants have taken this study, so its steps are frozen: <a href="{}">duplicate '
+            "it as a new draft</a> to change them.</p><dl>{}</dl>",
+            reverse("admin:studies_study_duplicate", args=[step.study_id]),
             format_html_join("", "<dt><strong>{}</strong></dt><dd>{}</dd>", rows),
         )
 

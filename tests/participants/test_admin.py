@@ -30,6 +30,21 @@ class TestWatchingAStudy:
         assert "Failed checks" in listed and ">Pilot<" in listed and "Attention failures" not in listed
         started = timezone.localtime(Participant.objects.get(prolific_pid=w.pid).started_at)
         assert f'<td class="field-started">{started:%m-%d %H:%M}</td>' in listed
+        # Excluded and pilot in words: a green tick for "excluded" read as "fine" (the researcher
+        # walk). The step filter waits for a study (it offered "Step 15" for any); previews are
+        # a choice of "pilot / real", not a filter "By is preview".
+        assert '<td class="field-excluded_text">—</td>' in listed and "icon-yes" not in listed
+        assert '<td class="field-pilot">—</td>' in listed
+        filters = page.split('id="changelist-filter"')[1]
+        assert "current step" not in filters and "is preview" not in filters
+        assert "Previews (staff walking the study)" in filters
+        chosen = experimenter.get(
+            f"/admin/participants/participant/?study__id__exact={questionnaire_study.pk}"
+        ).content.decode()
+        assert "By current step" in chosen and "2. Page one" in chosen.split('id="changelist-filter"')[1]
+        Participant.objects.filter(prolific_pid=w.pid).update(excluded=True)
+        page = experimenter.get("/admin/participants/participant/?excluded__exact=1").content.decode()
+        assert '<td class="field-excluded_text">excluded</td>' in page
 
     def test_participant_free_text_is_escaped_in_the_admin(self, experimenter, questionnaire_study):
         w = Walker(questionnaire_study)

@@ -72,3 +72,36 @@ def test_a_pilots_duplicate_is_not_a_pilot():
     copy = study_duplicate(study=source, slug=f"{source.slug}-v2")
     assert source.pilot and not copy.pilot
     assert any("The Prolific STUDY_ID is not set" in p for p in study_problems(copy))
+
+
+@pytest.mark.django_db
+def test_the_study_page_duplicates_it_after_asking(experimenter, staff_without_permissions):
+    """'Duplicate as a new draft' was only an action of the list of studies, which nothing on a
+    frozen study's pages pointed to (the researcher walk): the study page links to it, a GET
+    asks, a POST makes the copy and opens it; a copy deleted leaves no slug to collide with."""
+    from django.urls import reverse
+
+    source = loader.mystery_study()
+    Walker(source).enter()
+    url = reverse("admin:studies_study_duplicate", args=[source.pk])
+    assert url in experimenter.get(reverse("admin:studies_study_change", args=[source.pk])).content.decode()
+    step = Step.objects.filter(study=source).first()
+    assert url in experimenter.get(reverse("admin:studies_step_change", args=[step.pk])).content.decode()
+    asked = experimenter.get(url).content.decode()
+    assert (
+        f"<code>{source.slug}-v2</code>" in asked and not Study.objects.filter(slug__endswith="-v2").exists()
+    )
+    response = experimenter.post(url)
+    copy = Study.objects.get(slug=f"{source.slug}-v2")
+    assert response.status_code == 302 and response["Location"] == reverse(
+        "admin:studies_study_change", args=[copy.pk]
+    )
+    experimenter.post(url)  # v3
+    Study.objects.filter(slug=f"{source.slug}-v2").delete()
+    experimenter.post(url)  # two studies start with the slug: v3 is taken, so v4
+    assert set(Study.objects.filter(slug__startswith=source.slug).values_list("slug", flat=True)) == {
+        source.slug,
+        f"{source.slug}-v3",
+        f"{source.slug}-v4",
+    }
+    assert staff_without_permissions.post(url).status_code == 403

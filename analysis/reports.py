@@ -123,6 +123,7 @@ def build_report(
         bootstrap=bootstrap or settings.REPORT_BOOTSTRAP,
         item_order=item_order(config),
         study_dialogues=study_dialogues(config),
+        item_kinds=item_kinds(config),
     )
     if notes:  # columns a spreadsheet changed, read otherwise than exported: first on the page
         results["warnings"] = notes + list(results.get("warnings") or [])
@@ -181,6 +182,16 @@ def item_order(config: dict | None) -> list[str]:
             if isinstance(question, dict) and isinstance(question.get("key"), str):
                 keys.append(question["key"])
     return keys
+
+
+def item_kinds(config: dict | None) -> dict[str, str]:
+    """Each item's kind (likert, single_choice, …) from study.json, or none."""
+    kinds = {}
+    for step in (config or {}).get("steps") or ():
+        for question in (step.get("questions") if isinstance(step, dict) else None) or ():
+            if isinstance(question, dict) and isinstance(question.get("key"), str):
+                kinds[question["key"]] = str(question.get("kind") or "")
+    return kinds
 
 
 def study_dialogues(config: dict | None) -> list[str]:

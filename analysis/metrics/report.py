@@ -19,6 +19,8 @@ Top-level keys common to every design:
     fill              how full each assignment cell is (per design below)
     skipped           {analysis: reason} for analyses the data did not allow
     tables            [{"key", "title", "columns", "rows", "note"}] mirroring the paper's tables
+    items             designs A, B, D: the study's own items among the participants analysed
+                      (metrics/items.py; None without a responses table), table key "items", last
 
 Design A (paper 000; tables judgements, optional participants and responses):
     n                 participants, judgements, analysed, analysed_participants, baseline, biased, studies
@@ -112,7 +114,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from analysis.metrics import dialogues, live, llm_judges, llm_persona, pairwise, persuasion
+from analysis.metrics import dialogues, items, live, llm_judges, llm_persona, pairwise, persuasion
 from analysis.metrics.agreement import as_ranks, compare_rankings
 from analysis.metrics.common import clean, exclusion_flow, exclusion_table, make_table, pct, rnd, sig
 from analysis.metrics.frames import (
@@ -155,10 +157,12 @@ def analyze(
     options: dict | None = None,
     item_order: Sequence[str] | None = None,
     study_dialogues: Sequence[str] | None = None,
+    item_kinds: dict[str, str] | None = None,
 ) -> dict:
     """All results of design "A", "B", "C" or "D" (see the module docstring for the keys).
     `item_order`: the study's item keys in the order its pages show them (from study.json), so
-    that "the first item" of a page does not depend on the order of the rows.
+    that "the first item" of a page does not depend on the order of the rows; `item_kinds`
+    (key -> the question's kind, from study.json) what each of the study's own items is.
     `study_dialogues`: design A's dialogues as the study lists them (study.json), so that the
     fill per dialogue shows those nobody judged yet (they were absent, not 0)."""
     design = str(design).upper()
@@ -197,8 +201,15 @@ def analyze(
         frames,
         rng,
         int(bootstrap),
-        {**merged, "_item_order": list(item_order or ()), "_dialogues": list(study_dialogues or ())},
+        {
+            **merged,
+            "_item_order": list(item_order or ()),
+            "_dialogues": list(study_dialogues or ()),
+            "_item_kinds": dict(item_kinds or {}),
+        },
     )
+    if results.get("items"):
+        results["tables"].append(_items_table(results["items"]))
     results = {
         "design": design,
         "settings": {"seed": int(seed), "bootstrap": int(bootstrap), "options": merged},
@@ -359,8 +370,26 @@ def _design_a(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
         "skipped": skipped,
         "warnings": warnings,
     }
+    results["items"] = _items(frames, df, options)
     results["tables"] = _tables_a(results)
     return results
+
+
+def _items(frames: dict, analysed: pd.DataFrame, options: dict) -> list[dict] | None:
+    """The study's own items over the participants the figures use (None without responses)."""
+    return items.summarise(frames.get("responses"), analysed, options["_item_kinds"], options["_item_order"])
+
+
+def _items_table(summary: list[dict]) -> dict:
+    return make_table(
+        "items",
+        "The study's own items, among the participants analysed",
+        ["Item", "Answered", "Answers"],
+        [[i["key"], f"{i['answered']} of {i['participants']}", items.summary_text(i)] for i in summary],
+        "Questionnaire, screening and attention-check items, in the order of the study's pages "
+        "where study.json gives it. Likert answers show their coding in brackets. Free-text answers "
+        "are not shown here: they are in responses.csv.",
+    )
 
 
 def _terms_rows(terms: list[dict], labels: dict[str, str]) -> list[list]:
@@ -664,6 +693,7 @@ def _design_b(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
         "llm_judges": llm_judges_b,
         "skipped": skipped,
     }
+    results["items"] = _items(frames, df, options)
     results["tables"] = _tables_b(results)
     return results
 
@@ -949,6 +979,7 @@ def _design_d(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
         "skipped": skipped,
         "warnings": warnings,
     }
+    results["items"] = _items(frames, df, options)
     results["tables"] = _tables_d(results, list(references), alpha, bootstrap)
     return results
 

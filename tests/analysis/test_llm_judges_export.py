@@ -113,7 +113,7 @@ def test_the_design_a_report_has_the_llm_participants_and_the_same_from_its_csvs
     results = json.loads((out / "results.json").read_text())
     assert results["llm_participants"]["n"] == {"answers": 60, "dialogues": 10, "judges": 6}
     keys = [t["key"] for t in results["tables"]]
-    assert keys[-3:] == ["table_31", "llm_accuracy_by_judge", "llm_accuracy_by_condition"]
+    assert keys[-4:] == ["table_31", "llm_accuracy_by_judge", "llm_accuracy_by_condition", "items"]
     page = (out / "report.html").read_text()
     assert "LLM participants&#x27; decisions per dialogue (Tables 31-34)" in page
     again = tmp_path / "again"

@@ -152,12 +152,13 @@ def test_the_design_b_report_has_the_llm_judges_section():
     r = report.analyze(tables, "B", seed=1, bootstrap=20)
     assert json.loads(json.dumps(r)) == r
     keys = [t["key"] for t in r["tables"]]
-    assert keys[-5:] == [
+    assert keys[-6:] == [
         "llm_judges_accuracy",
         "llm_judges_agreement",
         "llm_judges_by_claim",
         "llm_strategies",
         "llm_strategies_by_correctness",
+        "items",
     ]
     agreement = next(t for t in r["tables"] if t["key"] == "llm_judges_agreement")
     assert agreement["rows"][0] == ["all", "P", "Persona", 3, 66.7, "[20.8, 93.9]", 0.4, 33.3, 0.0]

@@ -23,6 +23,7 @@ EXPECTED_KEYS = {
         "detection_following",
         "expertise",
         "accuracy",
+        "items",
     },
     "B": {
         "accuracy",
@@ -33,8 +34,9 @@ EXPECTED_KEYS = {
         "brier",
         "calibration",
         "mixed_models",
+        "items",
     },
-    "D": {"checks", "win_matrix", "strengths", "ranking", "reliability", "subgroups", "references"},
+    "D": {"checks", "win_matrix", "strengths", "ranking", "reliability", "subgroups", "references", "items"},
 }
 EXPECTED_TABLES = {
     "A": {
@@ -50,6 +52,7 @@ EXPECTED_TABLES = {
         "table_45",
         "figure_15",
         "llm_participants",
+        "items",
     },
     "B": {
         "exclusion_flow",
@@ -63,8 +66,9 @@ EXPECTED_TABLES = {
         "calibration",
         "mixed_models",
         "llm_judges",
+        "items",
     },
-    "D": {"exclusion_flow", "table_3", "table_4", "win_matrix", "reliability", "fill"},
+    "D": {"exclusion_flow", "table_3", "table_4", "win_matrix", "reliability", "fill", "items"},
 }
 
 

@@ -1,0 +1,141 @@
+"""The study's own items in the report, counted by hand: the researcher's questionnaire items did
+not appear in the report at all (the researcher walk)."""
+
+import pandas as pd
+import pytest
+
+from analysis.metrics import items, report
+from analysis.metrics.frames import typed
+
+LIKERT = ["Not at all", "A little", "Somewhat", "A lot", "Completely"]
+
+
+def response(pid, key, value, value_num="", step_kind="questionnaire", position=3, is_check="0", passed=""):
+    return {
+        "study": "s1",
+        "participant_id": str(pid),
+        "prolific_pid": f"p{pid}",
+        "position": str(position),
+        "step_kind": step_kind,
+        "key": key,
+        "value": value,
+        "value_num": str(value_num),
+        "is_check": is_check,
+        "passed": passed,
+        "created_at": f"2026-12-05T10:00:0{pid}Z",
+    }
+
+
+@pytest.fixture
+def frames():
+    rows = []
+    trust = {1: 3, 2: 4, 3: 4, 4: 1}
+    ages = {1: 18, 2: 30, 3: 45, 4: 70}
+    colours = {1: "Red", 2: "Blue", 3: "Red", 4: "Red"}
+    for pid in (1, 2, 3, 4, 5):  # 5 is not analysed: counted nowhere
+        rows.append(response(pid, "trust", LIKERT[trust.get(pid, 5) - 1], trust.get(pid, 5), position=4))
+        rows.append(response(pid, "age", str(ages.get(pid, 99)), ages.get(pid, 99), position=5))
+        rows.append(response(pid, "colour", colours.get(pid, "Blue"), position=5))
+        rows.append(response(pid, "attn", "Disagree", 1, "attention_check", 2, "1", "1" if pid != 2 else "0"))
+        rows.append(response(pid, "judgement_side", "A", step_kind="judgement", position=6))
+    rows.append(response(1, "why", "because <b>I</b> said so", position=5))
+    rows.append(response(2, "why", "no idea", position=5))
+    rows.append(response(1, "colour_specify", "teal", position=5))
+    rows.append(response(3, "trust", "", position=4))  # a blank: not an answer
+    responses = typed("responses", pd.DataFrame(rows))
+    analysed = typed(
+        "judgements",
+        pd.DataFrame([{"study": "s1", "participant_id": str(pid), "correct": "1"} for pid in (1, 2, 3, 4)]),
+    )
+    return responses, analysed
+
+
+def by_key(summary):
+    return {i["key"]: i for i in summary}
+
+
+def test_each_kind_is_summarised_over_the_analysed_participants(frames):
+    responses, analysed = frames
+    kinds = {"trust": "likert", "age": "number", "colour": "single_choice", "why": "text", "attn": "likert"}
+    order = ["attn", "trust", "colour", "why", "age"]
+    summary = items.summarise(responses, analysed, kinds, order)
+    assert [i["key"] for i in summary] == order  # the pages' order; design and _specify rows left out
+    got = by_key(summary)
+    assert {k: (i["answered"], i["participants"]) for k, i in got.items()} == {
+        "attn": (4, 4),
+        "trust": (4, 4),
+        "colour": (4, 4),
+        "why": (2, 4),
+        "age": (4, 4),
+    }
+    assert got["attn"]["kind"] == "check" and got["attn"]["passed"] == {"k": 3, "n": 4, "p": 0.75}
+    trust = got["trust"]
+    assert [(c["value"], c["coded"], c["k"]) for c in trust["counts"]] == [
+        ("Not at all", 1, 1),
+        ("Somewhat", 3, 1),
+        ("A lot", 4, 2),
+    ]
+    assert trust["mean"] == pytest.approx(3.0) and trust["sd"] == pytest.approx(pd.Series([3, 4, 4, 1]).std())
+    assert [(c["value"], c["k"], c["p"]) for c in got["colour"]["counts"]] == [
+        ("Red", 3, 0.75),
+        ("Blue", 1, 0.25),
+    ]
+    age = got["age"]
+    assert (age["mean"], age["median"], age["min"], age["max"]) == (40.75, 37.5, 18, 70)
+    assert age["sd"] == pytest.approx(pd.Series([18, 30, 45, 70]).std())
+    assert got["why"] == {
+        "key": "why",
+        "step_kind": "questionnaire",
+        "participants": 4,
+        "answered": 2,
+        "kind": "text",
+    }
+
+
+def test_without_study_json_the_kinds_are_read_off_the_answers(frames):
+    responses, analysed = frames
+    with_kinds = items.summarise(
+        responses, analysed, {"trust": "likert", "age": "number", "colour": "single_choice", "why": "text"}
+    )
+    without = items.summarise(responses, analysed)
+    assert {i["key"]: i["kind"] for i in without} == {i["key"]: i["kind"] for i in with_kinds}
+    many = pd.concat(
+        [responses]
+        + [
+            typed("responses", pd.DataFrame([response(n % 4 + 1, "story", f"answer number {n}")]))
+            for n in range(13)
+        ]
+    )
+    assert by_key(items.summarise(many, analysed))["story"]["kind"] == "text"  # 13 different: free text
+    # Free text that repeats reads as a choice, unless the browser counted typing in it.
+    alike = responses.assign(value=responses["value"].where(responses["key"] != "why", "no idea"))
+    assert by_key(items.summarise(alike, analysed))["why"]["kind"] == "choice"
+    typing = alike.assign(text_keys=(alike["key"] == "why").map({True: 7, False: None}))
+    assert by_key(items.summarise(typing, analysed))["why"]["kind"] == "text"
+
+
+def test_the_report_lists_them_last_and_never_shows_free_text(frames):
+    responses, analysed = frames
+    text = {i["key"]: items.summary_text(i) for i in items.summarise(responses, analysed)}
+    assert text["attn"] == "attention check: passed by 3 of 4 (75.0%)"
+    assert (
+        text["trust"] == "Not at all (1): 1 (25.0%); Somewhat (3): 1 (25.0%); A lot (4): 2 (50.0%). "
+        "Mean of the coding 3, SD 1.41"
+    )
+    assert text["age"] == "mean 40.75, SD 22.41, median 37.50, from 18 to 70"
+    assert text["why"] == "free text (read the answers in responses.csv)"
+    assert "said so" not in " ".join(text.values())
+
+
+def test_no_responses_table_no_items():
+    assert items.summarise(None, pd.DataFrame({"participant_id": ["1"]})) is None
+
+
+def test_each_designs_report_ends_with_them():
+    from analysis.metrics import synthetic
+
+    tables = synthetic.synthetic_d(n_comparisons=200, n_interlocutors=4, seed=3)
+    results = report.analyze(tables, "D", seed=1, bootstrap=10)
+    assert results["tables"][-1]["key"] == "items"
+    analysed = results["n"]["annotators"]
+    assert all(i["participants"] == analysed for i in results["items"])

@@ -98,6 +98,11 @@ class StepKind:
         plain sentence an experimenter can act on."""
         return []
 
+    def check_warnings(self, study: Study, step: Step) -> list[str]:
+        """What is worth a look in this step's design before going live without stopping it,
+        each a plain sentence (the study's page lists them under the problems)."""
+        return []
+
     def attention_items(self, step: Step) -> int:
         """How many attention-check items a participant meets in this step (each failure
         counts one towards the study's threshold)."""

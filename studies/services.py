@@ -199,7 +199,14 @@ def study_warnings(study: Study) -> list[str]:
     study which has gone live also uses (a duplicate keeps the original's), so a participant
     of one could submit the code they know from the other without doing this one. Prolific
     gives each study its own codes; a second wave reusing them is the researcher's call."""
-    return _shared_code_warnings(study) + _attention_rule_warnings(study)
+    kinds = {kind.key: kind for kind in registry.all_kinds()}
+    steps = [
+        f"Step {step.position}: {warning}"
+        for step in study.steps.all()
+        if step.kind in kinds
+        for warning in kinds[step.kind].check_warnings(study, step)
+    ]
+    return _shared_code_warnings(study) + _attention_rule_warnings(study) + steps
 
 
 # Prolific's rule for rejecting on attention checks: one failure suffices only in studies under

@@ -145,6 +145,17 @@ class DialogueKind(DialogueBoundKind):
             problems += quota_problems(study)
         return problems
 
+    def check_warnings(self, study, step) -> list[str]:
+        """No reading-speed cap: a judge who went through the debate at 7,400 words per minute
+        was analysed, and nothing before going live said the cap was not set (the researcher
+        walk). Paper 000 excluded judges above its cap; a study may choose not to."""
+        if study.wpm_cap:
+            return []
+        return [
+            "no reading-speed cap is set ('Wpm cap'), so judges who read the debate faster than anyone "
+            "can (thousands of words per minute) are analysed: paper 000 excluded those above its cap."
+        ]
+
     def submit(self, ctx: StepContext, form: forms.Form) -> StepOutcome | None:
         services.reading_record(ctx=ctx, assignment=self.assignment(ctx))
         return None

@@ -167,6 +167,17 @@ class TestDesigns:
             assert study.pilot and study.status == "live" and study_problems(study) == [], study.slug
             assert study_warnings(study) == [], study.slug
 
+    def test_reading_a_debate_without_a_reading_speed_cap_is_worth_a_look(self, mystery_study):
+        """A judge at 7,400 words per minute was analysed, with nothing before going live saying
+        no cap was set (the researcher walk)."""
+        assert mystery_study.wpm_cap and study_warnings(mystery_study) == []
+        Study.objects.filter(pk=mystery_study.pk).update(wpm_cap=None)
+        mystery_study.refresh_from_db()
+        (warning,) = study_warnings(mystery_study)
+        position = Step.objects.get(study=mystery_study, kind="dialogue").position
+        assert warning.startswith(f"Step {position}: no reading-speed cap is set") and plain(warning)
+        assert study_problems(mystery_study) == []  # not a stop
+
     def test_a_live_debate_on_the_offline_model_needs_a_pilot(self, claim_study):
         Study.objects.filter(pk=claim_study.pk).update(pilot=False, prolific_study_id="a" * 24)
         claim_study.refresh_from_db()

@@ -11,7 +11,7 @@ import pytest
 
 from devtools.formparse import default_answers
 from participants.models import Participant, Response, StepVisit
-from tests.support.cast import Walker
+from tests.support.cast import Walker, entry_url
 
 # The study link of a new participant: the existing-participant lookup and the insert in one
 # transaction (the admission checks, sister studies and recruitment, are read with the cached
@@ -53,10 +53,14 @@ class TestQueriesPerPage:
         self, served_study, django_assert_max_num_queries
     ):
         walker = Walker(served_study)
-        walker.enter()
-        with django_assert_max_num_queries(ENTRY_AGAIN):
+        link = entry_url(served_study, walker.pid)
+        assert walker.client.get(link).status_code == 302
+        with django_assert_max_num_queries(ENTRY_AGAIN):  # the same link: Prolific's, opened again
+            assert walker.client.get(link).status_code == 302
+        # A new SESSION_ID (a new submission after a return): one more, to check nobody holds it.
+        with django_assert_max_num_queries(ENTRY_AGAIN + 1):
             walker.enter()
-        assert Participant.objects.get(study=served_study, prolific_pid=walker.pid).visits == 2
+        assert Participant.objects.get(study=served_study, prolific_pid=walker.pid).visits == 3
 
     def test_serving_a_questionnaire_page_costs_two_queries_and_a_refresh_one(
         self, served_study, django_assert_max_num_queries

@@ -173,25 +173,23 @@ def study_json(data: Path) -> tuple[dict | None, list[str]]:
     ]
 
 
-def item_order(config: dict | None) -> list[str]:
-    """The study's item keys in the order its pages show them (study.json: steps, then each
-    step's questions), or none."""
-    keys = []
+def _questions(config: dict | None):
+    """study.json's questions, in the order its pages show them (steps, then each step's), each
+    a dict with a text key; anything else in the file is passed over."""
     for step in (config or {}).get("steps") or ():
         for question in (step.get("questions") if isinstance(step, dict) else None) or ():
             if isinstance(question, dict) and isinstance(question.get("key"), str):
-                keys.append(question["key"])
-    return keys
+                yield question
+
+
+def item_order(config: dict | None) -> list[str]:
+    """The study's item keys in the order its pages show them, or none."""
+    return [question["key"] for question in _questions(config)]
 
 
 def item_kinds(config: dict | None) -> dict[str, str]:
     """Each item's kind (likert, single_choice, …) from study.json, or none."""
-    kinds = {}
-    for step in (config or {}).get("steps") or ():
-        for question in (step.get("questions") if isinstance(step, dict) else None) or ():
-            if isinstance(question, dict) and isinstance(question.get("key"), str):
-                kinds[question["key"]] = str(question.get("kind") or "")
-    return kinds
+    return {question["key"]: str(question.get("kind") or "") for question in _questions(config)}
 
 
 def study_dialogues(config: dict | None) -> list[str]:

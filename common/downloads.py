@@ -25,7 +25,8 @@ _writer = csv.writer(_Echo())
 def csv_line(values: Iterable[Any], *, guard: bool = True) -> str:
     """One CSV line (with its line break). With `guard`, a text cell that a spreadsheet
     would run as a formula gets a leading apostrophe (CSV injection): use it for every cell
-    that holds data, and leave it off only for text of our own (headers, a codebook)."""
+    that holds data or descriptions (a codebook's "+1 bias" too), and leave it off only for a
+    header row of column names."""
     return _writer.writerow([_safe(v) for v in values] if guard else list(values))
 
 

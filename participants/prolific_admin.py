@@ -206,7 +206,7 @@ def _act(request, study: Study, draft_form: DraftForm, recruitment_form: Recruit
             data = recruitment_form.cleaned_data
             prolific_groups.recruitment_set(study=study, group=data["group"], sisters=data["sisters"])
             note = (
-                " Prolific's filters were sent with the draft: change them on Prolific too."
+                " Prolific's own filters of the study are not changed by this: change them on Prolific too."
                 if study.prolific_study_id
                 else ""
             )

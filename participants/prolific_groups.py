@@ -160,11 +160,13 @@ def recruitment_set(
 
 def recruitment_copy(*, source: Study, copy: Study) -> None:
     """A duplicated study (a new wave, a changed design) recruits as its source did (the same
-    screening group and sisters) and keeps the source's own participants out: someone who has
+    screening group, and the sisters the source keeps out or is kept out by: the check at entry
+    goes both ways) and keeps the source's own participants out: someone who has
     seen the first version is not a new participant of the second. Changed on the copy's
     Prolific page before its draft is created (`recruitment_set`)."""
     recruitment = Recruitment.objects.filter(study=source).first()
-    sisters = [source, *(recruitment.sisters.all() if recruitment else ())]
+    keeping_it_out = Study.objects.filter(recruitment__sisters=source)  # either way, as at entry
+    sisters = [source, *(recruitment.sisters.all() if recruitment else ()), *keeping_it_out]
     recruitment_set(study=copy, group=recruitment.group if recruitment else None, sisters=sisters)
 
 

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import copy
 import json
+import re
+import secrets
 
 from django import forms
 from django.contrib import admin, messages
+from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.forms.models import construct_instance
@@ -21,10 +24,12 @@ from studies.admin_texts import translation_links
 from studies.completion import completion_codes, study_url
 from studies.models import Question, Step, Study
 from studies.services import (
+    BACK_TO_DRAFT_REFUSED,
     StudyLocked,
     steps_arrange,
     study_duplicate,
     study_is_locked,
+    study_may_go_back_to_draft,
     study_problems,
     study_set_status,
     study_steps_changed,
@@ -109,6 +114,10 @@ class StepInline(admin.TabularInline):
         return not self._locked(obj) and super().has_delete_permission(request, obj)
 
 
+# How long a duplicate page's key opens the copy it made (a double click, a resend).
+DUPLICATE_KEY_SECONDS = 3600
+
+
 class StudyForm(forms.ModelForm):
     class Meta:
         model = Study
@@ -130,15 +139,12 @@ class StudyForm(forms.ModelForm):
             status == Study.Status.DRAFT
             and self.instance.pk
             and self.instance.status != Study.Status.DRAFT
-            and self.instance.entered_at is not None
+            and not study_may_go_back_to_draft(self.instance)
         ):
             # Refused on the form, with nothing saved: the service's refusal came after the rest of
             # the page was saved, so "cannot go back to draft" and "was changed successfully"
             # were shown together (the researcher walk). The service still checks.
-            raise ValidationError(
-                "Participants have taken this study, so it cannot go back to draft: use the action "
-                "'Duplicate as a new draft' on the list of studies to make a new version."
-            )
+            raise ValidationError(BACK_TO_DRAFT_REFUSED)
         return status
 
     def clean(self):
@@ -266,7 +272,16 @@ class StudyAdmin(admin.ModelAdmin):
         if not self.has_add_permission(request):
             raise PermissionDenied
         if request.method == "POST":
+            # One copy per page shown: a double click (or a resend) opens the first copy.
+            key = f"rostrum-duplicate:{study.pk}:{request.POST.get('key', '')[:64]}"
+            if not cache.add(key, 0, DUPLICATE_KEY_SECONDS):
+                made = cache.get(key)
+                target = (
+                    ["admin:studies_study_change", [made]] if made else ["admin:studies_study_changelist", []]
+                )
+                return HttpResponseRedirect(reverse(target[0], args=target[1]))
             copy = self._duplicate(request, study)
+            cache.set(key, copy.pk, DUPLICATE_KEY_SECONDS)
             return HttpResponseRedirect(reverse("admin:studies_study_change", args=[copy.pk]))
         context = {
             **self.admin_site.each_context(request),
@@ -274,6 +289,8 @@ class StudyAdmin(admin.ModelAdmin):
             "title": f"Duplicate {study.title} as a new draft",
             "study": study,
             "slug": self._copy_slug(study),
+            "key": secrets.token_urlsafe(16),
+            "kept_out_by": Study.objects.filter(recruitment__sisters=study).exists(),
         }
         return TemplateResponse(request, "admin/studies/study/duplicate.html", context)
 
@@ -426,13 +443,23 @@ class StudyAdmin(admin.ModelAdmin):
 
     @staticmethod
     def _copy_slug(study: Study) -> str:
-        """'<slug>-v2', or the next number no study has (a copy deleted left a gap that the count
-        of copies walked into)."""
-        taken = set(Study.objects.filter(slug__startswith=study.slug).values_list("slug", flat=True))
-        number = len(taken) + 1
-        while f"{study.slug}-v{number}" in taken:
-            number += 1
-        return f"{study.slug}-v{number}"
+        """'<slug>-v2', or the next version number: above every '<slug>-vN' there is (a copy
+        deleted left a gap that a count of copies walked into, and 'pilot-study' counted as a
+        copy of 'pilot'), within the slug's 50 characters (a copy of a long slug, or of a copy,
+        was a database error on PostgreSQL)."""
+        limit = Study._meta.get_field("slug").max_length
+        base = study.slug
+        numbers = [
+            int(found.group(1))
+            for slug in Study.objects.filter(slug__startswith=base).values_list("slug", flat=True)
+            if (found := re.fullmatch(re.escape(base) + r"-v(\d+)", slug))
+        ]
+        suffix = f"-v{max(numbers, default=1) + 1}"
+        slug = base[: limit - len(suffix)] + suffix
+        while Study.objects.filter(slug=slug).exists():  # a shortened base met another study's
+            suffix = f"-v{int(suffix[2:]) + 1}"
+            slug = base[: limit - len(suffix)] + suffix
+        return slug
 
     def _duplicate(self, request, study: Study) -> Study:
         copy = study_duplicate(study=study, slug=self._copy_slug(study))
@@ -544,8 +571,8 @@ def step_form_for(kind: registry.StepKind | None) -> type[forms.ModelForm]:
             study = self.fields["study"]
             study.queryset = Study.objects.filter(locked_at__isnull=True).order_by("-pk")
             study.help_text = (
-                "Studies participants have taken are frozen and not listed: duplicate one (Studies, "
-                "action 'Duplicate as a new draft') to change it."
+                "Studies frozen since going live are not listed: set one back to draft if nobody has "
+                "taken part yet, or use 'Duplicate' on its page to make a new version."
             )
             study.disabled = bool(self.instance.pk)
             # Not typed: steps are reordered on the study page; a new one goes last.

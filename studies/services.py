@@ -162,6 +162,12 @@ CODE_LABELS = {
 }
 
 
+def attention_item_count(steps: list[Step]) -> int:
+    """The attention-check items a participant meets in these steps (each failure counts one)."""
+    kinds = {kind.key: kind for kind in registry.all_kinds()}
+    return sum(kinds[s.kind].attention_items(s) for s in steps if s.kind in kinds)
+
+
 def _study_wide_problems(study: Study, steps: list[Step]) -> list[str]:
     """The settings that only make sense together: codes, attention checks, Prolific."""
     problems = []
@@ -177,8 +183,7 @@ def _study_wide_problems(study: Study, steps: list[Step]) -> list[str]:
                 "those participants apart: give each its own code."
             )
         first.setdefault(code, label)
-    kinds = {kind.key: kind for kind in registry.all_kinds()}
-    items = sum(kinds[s.kind].attention_items(s) for s in steps if s.kind in kinds)
+    items = attention_item_count(steps)
     needed = max(study.attention_failures_to_end, 1)
     if items and needed > items:
         problems.append(
@@ -195,10 +200,12 @@ def _study_wide_problems(study: Study, steps: list[Step]) -> list[str]:
 
 
 def study_warnings(study: Study) -> list[str]:
-    """What is worth a look before going live without stopping it: this study's codes that a
-    study which has gone live also uses (a duplicate keeps the original's), so a participant
-    of one could submit the code they know from the other without doing this one. Prolific
-    gives each study its own codes; a second wave reusing them is the researcher's call."""
+    """What is worth a look before going live without stopping it, each a plain sentence: this
+    study's codes that a study which has gone live also uses (a duplicate keeps the original's),
+    so a participant of one could submit the code they know from the other without doing this
+    one (Prolific gives each study its own codes; a second wave reusing them is the researcher's
+    call); ending at the first failed check where Prolific would not back a rejection; and what
+    each step's kind finds (`StepKind.check_warnings`)."""
     kinds = {kind.key: kind for kind in registry.all_kinds()}
     steps = [
         f"Step {step.position}: {warning}"
@@ -220,9 +227,7 @@ def _attention_rule_warnings(study: Study) -> list[str]:
     (the researcher walk). Worth a look, not a stop: ending without rejecting is allowed."""
     if study.attention_failures_to_end > 1 or study.estimated_minutes < ONE_FAILURE_MINUTES:
         return []
-    kinds = {kind.key: kind for kind in registry.all_kinds()}
-    steps = list(study.steps.all())
-    if not sum(kinds[s.kind].attention_items(s) for s in steps if s.kind in kinds):
+    if not attention_item_count(list(study.steps.all())):
         return []
     return [
         f"A participant is ended with the failed-check code at their first failed attention check, "
@@ -252,6 +257,17 @@ def _shared_code_warnings(study: Study) -> list[str]:
     ]
 
 
+BACK_TO_DRAFT_REFUSED = (
+    "Participants have taken this study, so it cannot go back to draft: use 'Duplicate' on its page "
+    "to make a new version."
+)
+
+
+def study_may_go_back_to_draft(study: Study) -> bool:
+    """Until a real participant has entered (the row as stored: a participant may just have)."""
+    return not Study.objects.filter(pk=study.pk, entered_at__isnull=False).exists()
+
+
 @transaction.atomic
 def study_set_status(*, study: Study, status: str) -> None:
     """Change a study's status. Going live checks the design first, then freezes the study:
@@ -269,11 +285,8 @@ def study_set_status(*, study: Study, status: str) -> None:
             frozen = {"snapshot": snapshot, "snapshot_sha256": digest(snapshot), "snapshot_at": now}
             changes.update(frozen, locked_at=now)
     elif status == Study.Status.DRAFT and study.status != Study.Status.DRAFT:
-        if Study.objects.filter(pk=study.pk, entered_at__isnull=False).exists():
-            raise ValueError(
-                "Participants have taken this study, so it cannot go back to draft; duplicate it "
-                "to make a new version."
-            )
+        if not study_may_go_back_to_draft(study):
+            raise ValueError(BACK_TO_DRAFT_REFUSED)
         changes.update(snapshot=None, snapshot_sha256="", snapshot_at=None, locked_at=None)
     Study.objects.filter(pk=study.pk).update(**changes)
     for name, value in changes.items():

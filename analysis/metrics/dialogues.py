@@ -390,8 +390,20 @@ def detection_levels(df: pd.DataFrame) -> pd.DataFrame | None:
     side = presence & side
     kind = side & kind
     false_alarm = (said_yes & ~biased) if said_yes is not None else np.zeros(len(df), dtype=bool)
+    # Whose row tells a detection answer at all: a study without the step, merged with one that
+    # has it, had its blank rows counted as "not detected" and "no false alarm" (the review).
+    answered = np.zeros(len(df), dtype=bool)
+    for column in told:
+        answered |= _told(df[column]).to_numpy(dtype=bool)
     levels = pd.DataFrame(
-        {"presence": presence, "side": side, "type": kind, "false_alarm": false_alarm}, index=df.index
+        {
+            "presence": presence,
+            "side": side,
+            "type": kind,
+            "false_alarm": false_alarm,
+            "answered": answered,
+        },
+        index=df.index,
     )
     levels.attrs["unknown"] = unknown
     return levels
@@ -404,7 +416,8 @@ def detection_cascade(df: pd.DataFrame, biases: list[str]) -> list[dict] | None:
     if levels is None:
         return None
     condition = df["condition"].astype(str)
-    baseline = (df["signed_active_side"] == 0).to_numpy()
+    answered = levels["answered"].to_numpy()
+    baseline = (df["signed_active_side"] == 0).to_numpy() & answered
     unknown = levels.attrs.get("unknown", set())
 
     def count(level: str, mask) -> int | None:
@@ -420,7 +433,8 @@ def detection_cascade(df: pd.DataFrame, biases: list[str]) -> list[dict] | None:
         }
     ]
     for bias in biases + ["all"]:
-        mask = ~baseline if bias == "all" else (condition == bias).to_numpy() & ~baseline
+        biased = answered & (df["signed_active_side"] != 0).to_numpy()
+        mask = biased if bias == "all" else (condition == bias).to_numpy() & biased
         rows.append(
             {
                 "condition": bias,
@@ -440,7 +454,7 @@ def by_detection(df: pd.DataFrame, outcome: str) -> list[dict] | None:
     levels = detection_levels(df)
     if levels is None:
         return None
-    biased = (df["signed_active_side"] != 0).to_numpy()
+    biased = (df["signed_active_side"] != 0).to_numpy() & levels["answered"].to_numpy()
     y = outcome_values(df, outcome)
     rows = []
     for name in (n for n in ("presence", "side", "type") if n not in levels.attrs.get("unknown", ())):

@@ -5,19 +5,25 @@ report showed none of them (the researcher walk: "my questionnaire items do not 
     summarise(responses, analysed, item_kinds=None, item_order=()) -> [item] | None
 
 An item is {key, kind, step_kind, participants, answered, and by kind:
-    check   passed: {k, n, p}
+    check   passed: {k, n, p}, over everyone who answered it (see below)
     coded   counts [{value, coded, k, p}] in the order of their coding, mean, sd (Likert)
     choice  counts [{value, k, p}], most chosen first (single choice)
     number  mean, sd, median, min, max (number, slider)
     text    nothing more: free text is read in responses.csv, never shown in the report}.
 
-`analysed` is the design table's rows the figures use: its participants are the item's
-denominator, so an item's N is the figures' N less those who did not answer it. `item_kinds`
-(key -> the question's kind, from study.json) says what each item is; without it (CSV files
-from elsewhere) the kind is read off the answers: numbers with a coding of words are coded,
-plain numbers are numbers, a dozen different short answers or fewer, each given twice on
-average, are choices; typing counted by the browser, or anything else, is free text (so it is
-never listed).
+`analysed` is the design table's rows the figures use: its participants are an item's
+denominator, so an item's N is the figures' N less those who did not answer it. Checks (every
+item with an expected answer, in any step: the pairwise step's too) are the exception: they
+count everyone who answered them, excluded participants included, since a failed check
+excludes and among the analysed the pass rate would be 100 % by construction.
+
+`item_kinds` (key -> the question's kind, from study.json) says what each item is; without it
+(CSV files from elsewhere, or answers carried over from a screening study) the kind is read off
+the answers: numbers with a coding of words are coded, plain numbers are numbers, a dozen
+different short answers or fewer, each given twice on average, are choices; typing counted by
+the browser, or anything else, is free text. A choice read off the answers lists only answers
+at least FEW_LISTED participants gave, the rest as "other answers": free text that repeats
+("no" eight times) must not print the one answer that names its writer.
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ from analysis.metrics.frames import participant_key, uses_study
 ITEM_STEPS = frozenset({"questionnaire", "attention_check", "screening", "carried_over"})
 KINDS = {"likert": "coded", "single_choice": "choice", "number": "number", "slider": "number", "text": "text"}
 MOST_CHOICES = 12  # more different answers than this, read off the answers: free text
+FEW_LISTED = 3  # a choice read off the answers lists an answer only when this many gave it
+OTHER_ANSWERS = "other answers"
 LONGEST_CHOICE = 60  # characters, on average
 
 
@@ -50,29 +58,45 @@ def summarise(
         return None
     with_study = uses_study(analysed, responses)
     who = set(participant_key(analysed, with_study))
-    rows = responses[
-        participant_key(responses, with_study).isin(who)
-        & responses["step_kind"].astype("string").isin(ITEM_STEPS).fillna(False).to_numpy(dtype=bool)
-        & ~responses["key"].astype("string").str.endswith("_specify").fillna(False).to_numpy(dtype=bool)
-    ].copy()
+    rows = responses.copy()
+    rows["_who"] = participant_key(rows, with_study)
+    rows["_key"] = rows["key"].astype("string").str.strip().fillna("")
+    rows["_text"] = rows["value"].astype("string").str.strip().fillna("")
+    rows["_check"] = _flags(rows, "is_check")
+    if with_study:  # the analysed studies' rows only (a folder may hold other studies' too)
+        studies = set(analysed["study"].astype("string").dropna())
+        rows = rows[rows["study"].astype("string").isin(studies).fillna(False).to_numpy(dtype=bool)]
+    ours = rows["step_kind"].astype("string").isin(ITEM_STEPS).fillna(False).to_numpy(dtype=bool)
+    rows = rows[
+        (ours | rows["_check"].to_numpy(dtype=bool))
+        & (rows["_key"] != "").to_numpy(dtype=bool)
+        & ~rows["_key"].str.endswith("_specify").fillna(False).to_numpy(dtype=bool)
+        & (rows["_text"] != "").to_numpy(dtype=bool)
+    ]
+    # Checks over everyone who answered them: among the analysed only, those who failed are
+    # gone (a failed check excludes), and the rate read 100 % by construction (the review).
+    rows = rows[rows["_check"].to_numpy(dtype=bool) | rows["_who"].isin(who).to_numpy(dtype=bool)]
     if rows.empty:
         return []
-    rows["_who"] = participant_key(rows, with_study)
-    rows["_text"] = rows["value"].astype("string").str.strip().fillna("")
-    rows = rows[rows["_text"] != ""]
     if "created_at" in rows.columns:
-        rows = rows.sort_values("created_at", kind="stable")
-    rows = rows.drop_duplicates(["_who", "key"], keep="last")  # an answer changed: the last one
+        when = pd.to_datetime(rows["created_at"], errors="coerce", utc=True)
+        rows = rows.iloc[np.argsort(when.to_numpy(dtype="datetime64[ns]"), kind="stable")]
+    rows = rows.drop_duplicates(["_who", "_key"], keep="last")  # an answer changed: the last one
     order = {key: n for n, key in enumerate(item_order)}
-    first = rows.groupby("key", sort=False)["position"].min() if "position" in rows else None
+    positions = pd.to_numeric(rows["position"], errors="coerce").astype(float) if "position" in rows else None
+    first = (
+        positions.groupby(rows["_key"]).min().fillna(np.inf)
+        if positions is not None
+        else pd.Series(dtype=float)
+    )
 
     def place(key: str) -> tuple:
-        return (order.get(key, len(order)), first[key] if first is not None else 0, key)
+        return (order.get(key, len(order)), float(first.get(key, np.inf)), key)
 
     kinds = dict(item_kinds or {})
     items = []
-    for key in sorted(rows["key"].astype(str).unique(), key=place):
-        answers = rows[rows["key"].astype(str) == key]
+    for key in sorted(rows["_key"].unique(), key=place):
+        answers = rows[rows["_key"] == key]
         items.append(_item(key, answers, kinds.get(key), len(who)))
     return items
 
@@ -85,12 +109,20 @@ def _item(key: str, answers: pd.DataFrame, declared: str | None, participants: i
         "participants": participants,
         "answered": int(len(answers)),
     }
-    checks = _flags(answers, "is_check")
+    checks = answers["_check"].to_numpy(dtype=bool)
     if checks.any():
         passed = _flags(answers, "passed")[checks]
-        return {**item, "kind": "check", "passed": _share(int(passed.sum()), int(checks.sum()))}
+        n = int(checks.sum())
+        return {
+            **item,
+            "kind": "check",
+            "participants": n,
+            "answered": n,
+            "passed": _share(int(passed.sum()), n),
+        }
     numbers = pd.to_numeric(answers.get("value_num"), errors="coerce") if "value_num" in answers else None
     kind = KINDS.get(declared or "") or _kind_of(answers, numbers)
+    guessed = declared not in KINDS
     if kind in ("coded", "number") and (numbers is None or numbers.isna().all()):
         kind = "choice"  # no coding exported: counted as choices
     if kind == "number":
@@ -119,6 +151,13 @@ def _item(key: str, answers: pd.DataFrame, declared: str | None, participants: i
         counts.sort(key=lambda c: (c["coded"] is None, c["coded"] or 0))
     else:
         counts.sort(key=lambda c: (-c["k"], c["value"]))
+    if kind == "choice" and guessed:
+        # A choice read off the answers may be free text that repeats ("no" eight times, and
+        # one answer naming its writer): an answer fewer than FEW_LISTED gave is not printed.
+        rare = [c for c in counts if c["k"] < FEW_LISTED]
+        counts = [c for c in counts if c["k"] >= FEW_LISTED]
+        if rare:
+            counts.append({"value": OTHER_ANSWERS, "k": sum(c["k"] for c in rare), "other": True})
     total = int(len(answers))
     for count in counts:
         count["p"] = count["k"] / total
@@ -169,7 +208,10 @@ def summary_text(item: dict) -> str:
     kind = item["kind"]
     if kind == "check":
         passed = item["passed"]
-        return f"attention check: passed by {passed['k']} of {passed['n']} ({100 * passed['p']:.1f}%)"
+        return (
+            f"check: passed by {passed['k']} of the {passed['n']} who answered it, excluded "
+            f"participants included ({100 * passed['p']:.1f}%)"
+        )
     if kind == "text":
         return "free text (read the answers in responses.csv)"
     if kind == "number":
@@ -179,7 +221,8 @@ def summary_text(item: dict) -> str:
             f"from {_num(item['min'])} to {_num(item['max'])}"
         )
     parts = [
-        f"{c['value']}{' (' + _num(c['coded']) + ')' if c.get('coded') is not None else ''}: "
+        f"{'(' + c['value'] + ')' if c.get('other') else c['value']}"
+        f"{' (' + _num(c['coded']) + ')' if c.get('coded') is not None else ''}: "
         f"{c['k']} ({100 * c['p']:.1f}%)"
         for c in item["counts"]
     ]

@@ -324,6 +324,8 @@ def _design_a(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
     expertise = dialogues.by_expertise(
         df, responses, options["expertise_key"], options["expertise_prefix"], options["_item_order"]
     )
+    if expertise is not None and not expertise["levels"]:
+        expertise = None  # the item named, and nobody analysed answered it: no figure to draw
     if expertise is None:
         skipped["expertise"] = (
             "no responses table"
@@ -925,7 +927,11 @@ def _design_d(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
     skipped = {}
     if not values:
         skipped["subgroups"] = (
-            "no responses table" if responses is None else "none of the subgroup items was answered"
+            "no responses table"
+            if responses is None
+            else "none of the subgroup items ("
+            + ", ".join(dict(options["subgroups"]).values())
+            + ") was answered: name the study's own with the option subgroups"
         )
     warnings = []
     if len(main["groups"]) > 1:

@@ -149,7 +149,8 @@ class DialogueKind(DialogueBoundKind):
         """No reading-speed cap: a judge who went through the debate at 7,400 words per minute
         was analysed, and nothing before going live said the cap was not set (the researcher
         walk). Paper 000 excluded judges above its cap; a study may choose not to."""
-        if study.wpm_cap:
+        first = min((s.position for s in study.steps.all() if s.kind == self.key), default=None)
+        if study.wpm_cap or step.position != first:  # said once, at the first debate read
             return []
         return [
             "no reading-speed cap is set ('Wpm cap'), so judges who read the debate faster than anyone "

@@ -16,7 +16,7 @@
     }
   }
 
-  frame.addEventListener("load", function () {
+  function follow() {
     fit();
     try {
       // Images load after the page: the height follows them.
@@ -24,5 +24,14 @@
     } catch (e) {
       /* as above */
     }
-  });
+  }
+
+  frame.addEventListener("load", follow);
+  // This script is deferred: the report may have loaded before it ran (its load event gone).
+  try {
+    var doc = frame.contentDocument;
+    if (doc && doc.readyState === "complete" && doc.URL !== "about:blank") follow();
+  } catch (e) {
+    /* as above */
+  }
 })();

@@ -33,7 +33,7 @@ class TestWatchingAStudy:
         # Excluded and pilot in words: a green tick for "excluded" read as "fine" (the researcher
         # walk). The step filter waits for a study (it offered "Step 15" for any); previews are
         # a choice of "pilot / real", not a filter "By is preview".
-        assert '<td class="field-excluded_text">—</td>' in listed and "icon-yes" not in listed
+        assert '<td class="field-excluded_text">—</td>' in listed and "icon-no.svg" not in listed
         assert '<td class="field-pilot">—</td>' in listed
         filters = page.split('id="changelist-filter"')[1]
         assert "current step" not in filters and "is preview" not in filters

@@ -120,7 +120,7 @@ class TestStepOrder:
         frozen = build_study([CONSENT_STEP, DEBRIEF_STEP])
         Walker(frozen).enter()
         page = experimenter.get("/admin/studies/step/add/").content.decode()
-        assert f'<option value="{frozen.pk}"' not in page and "are frozen and not listed" in page
+        assert f'<option value="{frozen.pk}"' not in page and "since going live are not listed" in page
         response = experimenter.post(
             "/admin/studies/step/add/", {"study": frozen.pk, "kind": "instructions", "title": "Read"}
         )

@@ -1,6 +1,8 @@
 """'Duplicate as a new draft': the copy of a study that has run must be ready to go live with
 the same content, for every study design."""
 
+import re
+
 import pytest
 
 from debates.demo import loader
@@ -91,17 +93,32 @@ def test_the_study_page_duplicates_it_after_asking(experimenter, staff_without_p
     assert (
         f"<code>{source.slug}-v2</code>" in asked and not Study.objects.filter(slug__endswith="-v2").exists()
     )
-    response = experimenter.post(url)
+
+    def duplicate():
+        page = experimenter.get(url).content.decode()
+        return {"key": re.search(r'name="key" value="([^"]+)"', page).group(1)}
+
+    form = duplicate()
+    response = experimenter.post(url, form)
     copy = Study.objects.get(slug=f"{source.slug}-v2")
-    assert response.status_code == 302 and response["Location"] == reverse(
-        "admin:studies_study_change", args=[copy.pk]
-    )
-    experimenter.post(url)  # v3
+    assert response.status_code == 302
+    assert response["Location"] == reverse("admin:studies_study_change", args=[copy.pk])
+    again = experimenter.post(url, form)  # a double click: the same copy, opened again
+    assert again["Location"] == response["Location"] and Study.objects.count() == 2
+    experimenter.post(url, duplicate())  # v3
     Study.objects.filter(slug=f"{source.slug}-v2").delete()
-    experimenter.post(url)  # two studies start with the slug: v3 is taken, so v4
+    experimenter.post(url, duplicate())  # a gap at v2: after the highest, v4
+    Study.objects.create(slug=f"{source.slug}-study", title="Not a copy")  # a prefix, not a version
+    experimenter.post(url, duplicate())
     assert set(Study.objects.filter(slug__startswith=source.slug).values_list("slug", flat=True)) == {
         source.slug,
+        f"{source.slug}-study",
         f"{source.slug}-v3",
         f"{source.slug}-v4",
+        f"{source.slug}-v5",
     }
+    long = Study.objects.get(pk=source.pk)
+    Study.objects.filter(pk=long.pk).update(slug="x" * 50)
+    experimenter.post(url, duplicate())
+    assert Study.objects.filter(slug="x" * 47 + "-v2").exists()  # within the slug's 50 characters
     assert staff_without_permissions.post(url).status_code == 403

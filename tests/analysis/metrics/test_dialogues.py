@@ -309,6 +309,13 @@ def test_a_study_without_a_bias_detection_step_has_no_detection_tables():
     one = df.copy()
     one.loc[one.index[0], "bias_present"] = "no"  # one answer: the table is computed
     assert dialogues.detection_cascade(one, ["anchoring"]) is not None
+    # Merged with a study that has no such step, its blank rows are in no count (they doubled the
+    # denominators: the review).
+    merged = pd.concat([detection_frame(), df], ignore_index=True)
+    assert dialogues.detection_cascade(merged, ["anchoring"]) == dialogues.detection_cascade(
+        detection_frame(), ["anchoring"]
+    )
+    assert dialogues.by_detection(merged, "correct") == dialogues.by_detection(detection_frame(), "correct")
 
 
 def test_detection_uses_the_exports_flags_when_present():

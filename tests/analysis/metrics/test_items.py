@@ -22,7 +22,7 @@ def response(pid, key, value, value_num="", step_kind="questionnaire", position=
         "value_num": str(value_num),
         "is_check": is_check,
         "passed": passed,
-        "created_at": f"2026-12-05T10:00:0{pid}Z",
+        "created_at": f"2026-12-05T10:00:{pid:02d}Z",
     }
 
 
@@ -62,13 +62,13 @@ def test_each_kind_is_summarised_over_the_analysed_participants(frames):
     assert [i["key"] for i in summary] == order  # the pages' order; design and _specify rows left out
     got = by_key(summary)
     assert {k: (i["answered"], i["participants"]) for k, i in got.items()} == {
-        "attn": (4, 4),
+        "attn": (5, 5),  # a check: everyone who answered it (participant 5, not analysed, too)
         "trust": (4, 4),
         "colour": (4, 4),
         "why": (2, 4),
         "age": (4, 4),
     }
-    assert got["attn"]["kind"] == "check" and got["attn"]["passed"] == {"k": 3, "n": 4, "p": 0.75}
+    assert got["attn"]["kind"] == "check" and got["attn"]["passed"] == {"k": 4, "n": 5, "p": 0.8}
     trust = got["trust"]
     assert [(c["value"], c["coded"], c["k"]) for c in trust["counts"]] == [
         ("Not at all", 1, 1),
@@ -117,7 +117,9 @@ def test_without_study_json_the_kinds_are_read_off_the_answers(frames):
 def test_the_report_lists_them_last_and_never_shows_free_text(frames):
     responses, analysed = frames
     text = {i["key"]: items.summary_text(i) for i in items.summarise(responses, analysed)}
-    assert text["attn"] == "attention check: passed by 3 of 4 (75.0%)"
+    assert (
+        text["attn"] == "check: passed by 4 of the 5 who answered it, excluded participants included (80.0%)"
+    )
     assert (
         text["trust"] == "Not at all (1): 1 (25.0%); Somewhat (3): 1 (25.0%); A lot (4): 2 (50.0%). "
         "Mean of the coding 3, SD 1.41"
@@ -125,6 +127,49 @@ def test_the_report_lists_them_last_and_never_shows_free_text(frames):
     assert text["age"] == "mean 40.75, SD 22.41, median 37.50, from 18 to 70"
     assert text["why"] == "free text (read the answers in responses.csv)"
     assert "said so" not in " ".join(text.values())
+
+
+def test_free_text_read_as_a_choice_never_prints_an_answer_few_gave(frames):
+    """Without its kind (a carried-over screening answer is not in the main study's study.json),
+    "no" eight times and one answer naming its writer read as a choice, and the report printed
+    it (the review)."""
+    responses, analysed = frames
+    many = typed(
+        "judgements",
+        pd.DataFrame([{"study": "s1", "participant_id": str(pid), "correct": "1"} for pid in range(1, 11)]),
+    )
+    said = ["no"] * 8 + ["my name is Jane Doe, nurse in Leeds", "hate this"]
+    extra = typed(
+        "responses",
+        pd.DataFrame(
+            [response(pid, "comments", said[pid - 1], step_kind="screening") for pid in range(1, 11)]
+        ),
+    )
+    got = by_key(items.summarise(pd.concat([responses, extra]), many))["comments"]
+    assert got["kind"] == "choice"
+    assert [(c["value"], c["k"]) for c in got["counts"]] == [("no", 8), ("other answers", 2)]
+    text = items.summary_text(got)
+    assert text == "no: 8 (80.0%); (other answers): 2 (20.0%)" and "Jane" not in text
+    declared = by_key(items.summarise(pd.concat([responses, extra]), many, {"comments": "single_choice"}))
+    assert len(declared["comments"]["counts"]) == 3  # a declared choice lists every option chosen
+
+
+def test_blank_positions_and_keys_and_checks_of_any_step(frames):
+    """A blank position made the sort fail and the whole report with it (the review); a check
+    inside the pairwise step is a check too."""
+    responses, analysed = frames
+    odd = responses.copy()
+    odd.loc[odd["key"] == "age", "position"] = pd.NA
+    odd.loc[odd.index[0], "key"] = ""
+    pairwise_check = typed(
+        "responses",
+        pd.DataFrame([response(1, "pair_check", "B", step_kind="pairwise", is_check="1", passed="1")]),
+    )
+    summary = items.summarise(pd.concat([odd, pairwise_check]), analysed)
+    got = by_key(summary)
+    assert summary[-1]["key"] == "age" and "" not in got  # no position: last; no key: left out
+    assert got["pair_check"]["kind"] == "check"
+    assert "judgement_side" not in got  # a design step's answer, not an item
 
 
 def test_no_responses_table_no_items():

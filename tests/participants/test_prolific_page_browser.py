@@ -1,0 +1,51 @@
+"""The study's Prolific page in a real browser, against our fake Prolific: Enter in a text box of
+the review form approved the selected submissions (the form's first button is "Approve the
+selected"; the review of the change)."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from devtools.fakeprolific import FakeProlific
+from participants import prolific
+from participants.models import ProlificSubmission
+from tests.participants.prolific_support import fake_fixture, on_prolific, prolific_server_fixture  # noqa: F401
+from tests.support.browser import new_context
+from tests.support.cast import PASSWORD, experimenter_user
+from tests.support.servers import asgi_server
+from tests.support.studies import QUESTIONNAIRE_STEPS, build_study
+
+pytestmark = [pytest.mark.postgres, pytest.mark.browser]
+
+
+def test_enter_in_the_bonus_box_approves_nobody(
+    transactional_db, browser, prolific_server, fake: FakeProlific
+):
+    study = build_study(QUESTIONNAIRE_STEPS)
+    walker = on_prolific(fake, study)
+    walker.walk(answers={"Page two": {"check_1": "Disagree"}})
+    fake.submission_set(next(iter(fake.submissions)), "AWAITING_REVIEW")
+    prolific.prolific_sync(study=study)
+    submission_id = ProlificSubmission.objects.get(study=study).submission_id
+    experimenter_user()
+    env = {"PROLIFIC_API_TOKEN": prolific_server.app.token, "PROLIFIC_API_URL": prolific_server.api_url}
+    with asgi_server(DJANGO_ALLOW_ASYNC_UNSAFE="", **env) as base:
+        context = new_context(browser)
+        page = context.new_page()
+        page.goto(f"{base}/admin/login/")
+        page.get_by_label("Username").fill("experimenter")
+        page.get_by_label("Password").fill(PASSWORD)
+        page.get_by_role("button", name="Log in").click()
+        page.goto(f"{base}/admin/studies/study/{study.pk}/prolific/")
+        page.locator("#submissions tbody input[type=checkbox]").first.check()
+        page.get_by_label("Bonus").fill("1.50")
+        page.get_by_label("Bonus").press("Enter")
+        page.get_by_label("Reason").press("Enter")
+        page.wait_for_timeout(500)  # a submission would have navigated by now
+        expect(page.locator(".messagelist")).to_have_count(0)
+        assert fake.submissions[submission_id]["status"] == "AWAITING_REVIEW"
+        page.get_by_role("button", name="Approve the selected").click()  # the button itself still does
+        expect(page.locator(".messagelist")).to_contain_text("Approved 1 submission(s) on Prolific.")
+        assert fake.submissions[submission_id]["status"] == "APPROVED"
+        context.close()

@@ -19,8 +19,9 @@ Top-level keys common to every design:
     fill              how full each assignment cell is (per design below)
     skipped           {analysis: reason} for analyses the data did not allow
     tables            [{"key", "title", "columns", "rows", "note"}] mirroring the paper's tables
-    items             designs A, B, D: the study's own items among the participants analysed
-                      (metrics/items.py; None without a responses table), table key "items", last
+    items             the study's own items among the participants analysed (design C: the
+                      people in the seats of the dialogues analysed; metrics/items.py; None
+                      without a responses table or, in C, without people), table key "items", last
 
 Design A (paper 000; tables judgements, optional participants and responses):
     n                 participants, judgements, analysed, analysed_participants, baseline, biased, studies
@@ -1229,12 +1230,13 @@ def _design_c(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
             {"topic": t, "pairing": p, "dialogues": int(len(g)), "ended": int(g["ended"].sum())}
             for (t, p), g in grouped
         ]
-    people = set()
+    people, seats = set(), []
     for side in ("pro", "con"):
         column = f"{side}_participant_id"
         if column in df.columns:
             seat = df[df[column].notna()].assign(participant_id=lambda f, c=column: f[c])
             people |= set(participant_key(seat, uses_study(seat)))
+            seats.append(seat)
     agent_names = set()
     for side in ("pro", "con"):
         if f"{side}_agent" in df.columns:
@@ -1266,6 +1268,9 @@ def _design_c(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
         "skipped": skipped,
         "warnings": warnings,
     }
+    # The people in the seats of the dialogues analysed are the participants the figures use.
+    humans = pd.concat(seats, ignore_index=True) if seats else None
+    results["items"] = _items(frames, humans, options) if humans is not None and len(humans) else None
     results["tables"] = _tables_c(results, options, bootstrap)
     return results
 

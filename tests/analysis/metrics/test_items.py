@@ -184,3 +184,32 @@ def test_each_designs_report_ends_with_them():
     assert results["tables"][-1]["key"] == "items"
     analysed = results["n"]["annotators"]
     assert all(i["participants"] == analysed for i in results["items"])
+
+
+def test_design_c_counts_the_people_in_the_seats_of_the_dialogues_analysed(frames):
+    responses, _ = frames
+    seated = {"1": "pro", "2": "con", "3": "pro"}  # 4 and 5 sat in no dialogue analysed
+    dialogues = pd.DataFrame(
+        [
+            {
+                "study": "s1",
+                "dialogue_id": pid,
+                "topic": "t",
+                "pairing": "human_ai",
+                f"{side}_kind": "human",
+                f"{side}_participant_id": pid,
+                f"{'con' if side == 'pro' else 'pro'}_kind": "agent",
+                f"{'con' if side == 'pro' else 'pro'}_agent": "bot",
+                f"{'con' if side == 'pro' else 'pro'}_participant_id": None,
+                "status": "finished",
+                "outcome": "draw",
+                "winner": "",
+                "end_reason": "turn_limit",
+            }
+            for pid, side in seated.items()
+        ]
+    )
+    results = report.analyze({"persuasion_dialogues": dialogues, "responses": responses}, "C", bootstrap=10)
+    got = by_key(results["items"])
+    assert got["trust"]["participants"] == 3 and got["trust"]["answered"] == 3
+    assert results["tables"][-1]["key"] == "items"

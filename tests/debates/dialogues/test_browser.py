@@ -329,10 +329,17 @@ def test_consent_and_a_likert_page_can_be_completed_with_the_keyboard_alone_with
     press_submit(page, "Enter")
 
     continue_button = "form.step-form button[type=submit]"
-    for title in ("What you will do", "The story", "The debate"):
+    for title in ("What you will do", "The story"):
         expect(page.locator("h1")).to_have_text(title)
         tab_to(page, continue_button)
         press_submit(page, "Space")
+    # The debate: every evidence citation of six turns was a tab stop before the button (48).
+    expect(page.locator("h1")).to_have_text("The debate")
+    skip = tab_to(page, 'a.skip[href="#step-form"]', limit=3)
+    assert skip["text"] == "Skip to the end of the debate"
+    page.keyboard.press("Enter")
+    tab_to(page, continue_button, limit=2)
+    press_submit(page, "Space")
 
     expect(page.locator("h1")).to_have_text("Your judgement")
     tab_to(page, 'input[name="side"]')

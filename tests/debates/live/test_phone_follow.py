@@ -58,7 +58,8 @@ def test_on_a_phone_the_page_follows_the_reply_above_the_status_bar_and_ends_on_
     phone,  # noqa: F811
     study,  # noqa: F811
 ):
-    use_model("tps=50:tokens=160")  # about 3 s a reply, longer than the screen
+    use_model("tps=50:tokens=320")  # about 6 s a reply: still writing when the reader scrolls up (at 3 s,
+    # a loaded machine had finished it first, and nothing was new below)
     page = phone.new_page()
     reach_chat(page, server, study, "debate")
     wait_until_writing_past_the_screen(page)

@@ -407,10 +407,13 @@ def test_a_new_experimenter_runs_a_design_a_study_from_an_empty_admin_to_paid_pa
         configure_steps(page, base, study)
         offer_dialogue(page, base, study)
         assert StudyDialogue.objects.filter(study=study, dialogue=dialogue).exists()
-        # What is left before going live: only Prolific's STUDY_ID, which the draft there brings.
+        # What is left before going live: only Prolific's STUDY_ID, which the draft there brings;
+        # and worth a look, not a stop: no reading-speed cap is set for the debate.
         problems = page.locator(".field-design_problems li")
-        expect(problems).to_have_count(1)
-        expect(problems).to_contain_text("The Prolific STUDY_ID is not set")
+        expect(problems).to_have_count(2)
+        expect(problems.first).to_contain_text("The Prolific STUDY_ID is not set")
+        expect(problems.last).to_contain_text("Worth a look: Step")
+        expect(problems.last).to_contain_text("no reading-speed cap is set")
         screenshot(page, "journey-study")
 
         # Preview a step with a dialogue of the new condition: no place is taken.

@@ -10,8 +10,8 @@ from playwright.sync_api import expect
 from rest_framework.authtoken.models import Token
 
 from debates.demo import loader
-from tests.support.browser import new_context
-from tests.support.cast import PASSWORD, Walker, experimenter_user, user_with_password
+from tests.support.browser import new_context, signed_in
+from tests.support.cast import Walker, experimenter_user, user_with_password
 from tests.support.servers import celery_worker
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.browser]
@@ -30,11 +30,7 @@ def study(transactional_db):
 def test_the_experimenter_computes_a_report_and_reads_it_in_the_admin(server, browser, study):
     experimenter_user()
     context = new_context(browser)
-    page = context.new_page()
-    page.goto(f"{server}/admin/login/")
-    page.get_by_label("Username").fill("experimenter")
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
+    page = signed_in(context, server)
     page.goto(f"{server}/admin/studies/study/{study.pk}/report/")
     expect(page.get_by_text("No report has been computed for this study yet")).to_be_visible()
     with celery_worker():

@@ -9,8 +9,8 @@ from playwright.sync_api import expect
 
 from debates.demo import loader
 from debates.models import Case
-from tests.support.browser import new_context
-from tests.support.cast import PASSWORD, experimenter_user
+from tests.support.browser import new_context, signed_in
+from tests.support.cast import experimenter_user
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.browser]
 
@@ -21,11 +21,7 @@ def test_the_case_of_a_live_study_is_locked_and_a_new_version_is_editable(server
     case = Case.objects.get(slug=study.study_dialogues.first().dialogue.case.slug)
     culprit, rival = case.culprit, case.rival
     context = new_context(browser)
-    page = context.new_page()
-    page.goto(f"{server}/admin/login/")
-    page.get_by_label("Username").fill("experimenter")
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
+    page = signed_in(context, server)
 
     page.goto(f"{server}/admin/debates/case/{case.pk}/change/")
     expect(page.locator(".errornote")).to_contain_text(f"{study.title} has gone live with this case")

@@ -9,8 +9,8 @@ from playwright.sync_api import expect
 from debates.demo import loader
 from debates.models import Instance, LiveSession, StudyClaim
 from participants.models import Participant
-from tests.support.browser import new_context, screenshot
-from tests.support.cast import PASSWORD, experimenter_user
+from tests.support.browser import new_context, screenshot, signed_in
+from tests.support.cast import experimenter_user
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.browser]
 
@@ -21,11 +21,7 @@ def test_an_experimenter_previews_a_chosen_claim_protocol_and_pair(server, brows
     item = Instance.objects.get(instance_set__slug="demo-pairs", number=4)
     experimenter_user()
     context = new_context(browser)
-    page = context.new_page()
-    page.goto(f"{server}/admin/login/")
-    page.get_by_label("Username").fill("experimenter")
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
+    page = signed_in(context, server)
 
     # Design B: from the first claim step, this claim, through a consultancy.
     page.goto(f"{server}/admin/studies/study/{claims.pk}/preview/")

@@ -11,8 +11,8 @@ from devtools.fakeprolific import FakeProlific
 from participants import prolific
 from participants.models import ProlificSubmission
 from tests.participants.prolific_support import fake_fixture, on_prolific, prolific_server_fixture  # noqa: F401
-from tests.support.browser import new_context
-from tests.support.cast import PASSWORD, experimenter_user
+from tests.support.browser import new_context, signed_in
+from tests.support.cast import experimenter_user
 from tests.support.servers import asgi_server
 from tests.support.studies import QUESTIONNAIRE_STEPS, build_study
 
@@ -32,11 +32,7 @@ def test_enter_in_the_bonus_box_approves_nobody(
     env = {"PROLIFIC_API_TOKEN": prolific_server.app.token, "PROLIFIC_API_URL": prolific_server.api_url}
     with asgi_server(DJANGO_ALLOW_ASYNC_UNSAFE="", **env) as base:
         context = new_context(browser)
-        page = context.new_page()
-        page.goto(f"{base}/admin/login/")
-        page.get_by_label("Username").fill("experimenter")
-        page.get_by_label("Password").fill(PASSWORD)
-        page.get_by_role("button", name="Log in").click()
+        page = signed_in(context, base)
         page.goto(f"{base}/admin/studies/study/{study.pk}/prolific/")
         page.locator("#submissions tbody input[type=checkbox]").first.check()
         page.get_by_label("Bonus").fill("1.50")

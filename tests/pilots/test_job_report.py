@@ -33,8 +33,8 @@ from participants.services import pilot_token
 from pilots import jobs, services
 from pilots.walker import Outcome
 from studies.models import Study
-from tests.support.browser import new_context
-from tests.support.cast import PASSWORD, Walker, entry_url, experimenter_user, logged_in, user_with_password
+from tests.support.browser import new_context, signed_in
+from tests.support.cast import Walker, entry_url, experimenter_user, logged_in, user_with_password
 from tests.support.servers import asgi_server, celery_worker
 
 
@@ -137,11 +137,7 @@ def test_the_experimenter_asks_for_it_on_the_job_page_and_watches_it_computed(
     assert ended == [Job.Status.DONE]
     experimenter_user()
     context = new_context(browser)
-    page = context.new_page()
-    page.goto(f"{server}/admin/login/")
-    page.get_by_label("Username").fill("experimenter")
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
+    page = signed_in(context, server)
     page.goto(f"{server}{reverse('admin:debates_job_change', args=[job.pk])}")
     expect(page.locator("#job-summary")).to_contain_text("All 2 simulated participants")
     page.get_by_role("link", name="Report on these pilots").click()

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
+from tests.support.cast import PASSWORD
 from tests.support.servers import asgi_server, quiet_database
 
 CHROMIUM = "/usr/bin/chromium"
@@ -148,6 +149,16 @@ def context(transactional_db, browser) -> Iterator[BrowserContext]:
 
 
 # --- A participant's hands ---------------------------------------------------------------
+
+
+def signed_in(context: BrowserContext, base: str, username: str = "experimenter") -> Page:
+    """A new page of `context`, signed in to the admin at `base` (a user `experimenter_user` made)."""
+    page = context.new_page()
+    page.goto(f"{base}/admin/login/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    return page
 
 
 def heading(page: Page) -> str:

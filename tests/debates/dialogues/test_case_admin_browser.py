@@ -10,8 +10,8 @@ from playwright.sync_api import expect
 from debates.demo.loader import demo_cases
 from debates.models import Case
 from studies.models import Step
-from tests.support.browser import new_context, screenshot
-from tests.support.cast import PASSWORD, experimenter_user
+from tests.support.browser import new_context, screenshot, signed_in
+from tests.support.cast import experimenter_user
 from tests.support.studies import CONSENT_STEP, DEBRIEF_STEP, build_study
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.browser]
@@ -38,11 +38,7 @@ def test_an_experimenter_edits_a_case_and_reorders_steps_without_typing_json(
     experimenter_user()
     context = new_context(browser)
     context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server)
-    page = context.new_page()
-    page.goto(f"{server}/admin/login/")
-    page.get_by_label("Username").fill("experimenter")
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
+    page = signed_in(context, server)
 
     # The case: suspects and evidence as rows of a table, never JSON.
     page.goto(f"{server}/admin/debates/case/{case.pk}/change/")

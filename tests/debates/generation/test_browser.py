@@ -10,8 +10,8 @@ from playwright.sync_api import expect
 
 from debates.demo import loader
 from debates.models import Dialogue, Job
-from tests.support.browser import new_context
-from tests.support.cast import PASSWORD, experimenter_user
+from tests.support.browser import new_context, signed_in
+from tests.support.cast import experimenter_user
 from tests.support.servers import celery_worker
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.browser]
@@ -23,11 +23,7 @@ def test_an_experimenter_builds_dialogues_from_the_admin_and_overrides_a_failed_
     experimenter_user()
     loader.demo_cases()
     context = new_context(browser)
-    page = context.new_page()
-    page.goto(f"{server}/admin/login/")
-    page.get_by_label("Username").fill("experimenter")
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
+    page = signed_in(context, server)
 
     page.goto(f"{server}/admin/debates/job/add/?kind=generate_dialogues")
     page.fill("#id_name", "orchard-built")

@@ -13,8 +13,8 @@ from playwright.sync_api import expect
 
 from debates.jobs import services, tasks
 from tests.debates.jobs import support
-from tests.support.browser import new_context
-from tests.support.cast import PASSWORD, experimenter_user
+from tests.support.browser import new_context, signed_in
+from tests.support.cast import experimenter_user
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.browser]
 
@@ -31,11 +31,7 @@ def test_the_progress_bar_moves_to_done_as_items_finish(server, browser, transac
 
     support.HOOKS["before"] = gated
     context = new_context(browser)
-    page = context.new_page()
-    page.goto(f"{server}/admin/login/")
-    page.get_by_label("Username").fill("experimenter")
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
+    page = signed_in(context, server)
     page.goto(f"{server}/admin/debates/job/{job.pk}/change/")
     box = page.locator("#job-progress")
     expect(box.locator("[data-field=percent]")).to_have_text("0")

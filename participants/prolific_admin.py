@@ -97,7 +97,9 @@ class RecruitmentForm(forms.Form):
         queryset=Study.objects.order_by("-pk"),
         required=False,
         label="Keep out participants of",
-        help_text="Ctrl-click (⌘-click on a Mac) to choose several, or to take one out.",
+        # Boxes to tick, not a list to Ctrl-click: one plain click there dropped every other
+        # study, a first wave's too (the second researcher walk).
+        widget=forms.CheckboxSelectMultiple,
     )
 
     @classmethod

@@ -63,8 +63,8 @@ class TestWhoSeesIt:
         again = study_duplicate(study=questionnaire_study, slug=f"{questionnaire_study.slug}-v3")
         html = experimenter.get(page_of(again)).content.decode()
         for study in (questionnaire_study, copy):
-            assert f">{study.title} ({study.slug})</option>" in html
-        assert f"({again.slug})</option>" not in html  # not among its own
+            assert f" {study.title} ({study.slug})</label>" in html
+        assert f"({again.slug})</label>" not in html  # not among its own
 
     def test_without_a_token_nothing_is_offered_or_done_and_the_page_says_why(
         self, experimenter, questionnaire_study, settings

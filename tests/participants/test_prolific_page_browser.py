@@ -33,6 +33,13 @@ def test_enter_in_the_bonus_box_approves_nobody(
     with asgi_server(DJANGO_ALLOW_ASYNC_UNSAFE="", **env) as base:
         context = new_context(browser)
         page = signed_in(context, base)
+        # The study's page: its panel "On Prolific" under the row of buttons, as wide as the form
+        # (floated buttons had squeezed it into a column 50-85 px wide: the second researcher walk).
+        page.set_viewport_size({"width": 1280, "height": 900})
+        page.goto(f"{base}/admin/studies/study/{study.pk}/change/")
+        panel = page.locator("fieldset.rostrum-prolific").bounding_box()
+        tools = page.locator("#content-main > .object-tools").bounding_box()
+        assert panel["width"] > 800 and panel["y"] >= tools["y"] + tools["height"], (panel, tools)
         page.goto(f"{base}/admin/studies/study/{study.pk}/prolific/")
         page.locator("#submissions tbody input[type=checkbox]").first.check()
         page.get_by_label("Bonus").fill("1.50")

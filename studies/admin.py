@@ -275,11 +275,10 @@ class StudyAdmin(admin.ModelAdmin):
             # One copy per page shown: a double click (or a resend) opens the first copy.
             key = f"rostrum-duplicate:{study.pk}:{request.POST.get('key', '')[:64]}"
             if not cache.add(key, 0, DUPLICATE_KEY_SECONDS):
-                made = cache.get(key)
-                target = (
-                    ["admin:studies_study_change", [made]] if made else ["admin:studies_study_changelist", []]
-                )
-                return HttpResponseRedirect(reverse(target[0], args=target[1]))
+                made = cache.get(key)  # 0 while the first request is still making it
+                if made:
+                    return HttpResponseRedirect(reverse("admin:studies_study_change", args=[made]))
+                return HttpResponseRedirect(reverse("admin:studies_study_changelist"))
             copy = self._duplicate(request, study)
             cache.set(key, copy.pk, DUPLICATE_KEY_SECONDS)
             return HttpResponseRedirect(reverse("admin:studies_study_change", args=[copy.pk]))

@@ -98,9 +98,10 @@ class StepKind:
         plain sentence an experimenter can act on."""
         return []
 
-    def check_warnings(self, study: Study, step: Step) -> list[str]:
+    def check_warnings(self, study: Study, step: Step, steps: list[Step]) -> list[str]:
         """What is worth a look in this step's design before going live without stopping it,
-        each a plain sentence (the study's page lists them under the problems)."""
+        each a plain sentence (the study's page lists them under the problems); `steps` are the
+        study's, as for `check_study`."""
         return []
 
     def attention_items(self, step: Step) -> int:
@@ -146,6 +147,11 @@ def get(key: str) -> StepKind:
         return _registry[key]
     except KeyError:
         raise LookupError(f"unknown step kind {key!r}") from None
+
+
+def find(key: str) -> StepKind | None:
+    """The kind registered as `key`, or None (a step of a kind no app registers any more)."""
+    return _registry.get(key)
 
 
 def all_kinds() -> list[StepKind]:

@@ -164,8 +164,7 @@ CODE_LABELS = {
 
 def attention_item_count(steps: list[Step]) -> int:
     """The attention-check items a participant meets in these steps (each failure counts one)."""
-    kinds = {kind.key: kind for kind in registry.all_kinds()}
-    return sum(kinds[s.kind].attention_items(s) for s in steps if s.kind in kinds)
+    return sum(kind.attention_items(s) for s in steps if (kind := registry.find(s.kind)))
 
 
 def _study_wide_problems(study: Study, steps: list[Step]) -> list[str]:
@@ -206,14 +205,14 @@ def study_warnings(study: Study) -> list[str]:
     one (Prolific gives each study its own codes; a second wave reusing them is the researcher's
     call); ending at the first failed check where Prolific would not back a rejection; and what
     each step's kind finds (`StepKind.check_warnings`)."""
-    kinds = {kind.key: kind for kind in registry.all_kinds()}
-    steps = [
+    steps = list(Step.objects.filter(study=study).prefetch_related("questions").order_by("position"))
+    per_step = [
         f"Step {step.position}: {warning}"
-        for step in study.steps.all()
-        if step.kind in kinds
-        for warning in kinds[step.kind].check_warnings(study, step)
+        for step in steps
+        if (kind := registry.find(step.kind))
+        for warning in kind.check_warnings(study, step, steps)
     ]
-    return _shared_code_warnings(study) + _attention_rule_warnings(study) + steps
+    return _shared_code_warnings(study) + _attention_rule_warnings(study, steps) + per_step
 
 
 # Prolific's rule for rejecting on attention checks: one failure suffices only in studies under
@@ -221,13 +220,13 @@ def study_warnings(study: Study) -> list[str]:
 ONE_FAILURE_MINUTES = 5
 
 
-def _attention_rule_warnings(study: Study) -> list[str]:
+def _attention_rule_warnings(study: Study, steps: list[Step]) -> list[str]:
     """A study of 5 minutes or more that ends participants at their first failed check: the
     go-live checks said "No problems found" although Prolific would not back a rejection for it
     (the researcher walk). Worth a look, not a stop: ending without rejecting is allowed."""
     if study.attention_failures_to_end > 1 or study.estimated_minutes < ONE_FAILURE_MINUTES:
         return []
-    if not attention_item_count(list(study.steps.all())):
+    if not attention_item_count(steps):
         return []
     return [
         f"A participant is ended with the failed-check code at their first failed attention check, "

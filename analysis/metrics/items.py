@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from analysis.metrics.frames import participant_key, uses_study
+from analysis.metrics.frames import flag, participant_key, uses_study
 
 # The step kinds whose answers are the researcher's own items (a main study's answers carried
 # over from its screening study keep their step kind, at position 0).
@@ -187,12 +187,10 @@ def _kind_of(answers: pd.DataFrame, numbers: pd.Series | None) -> str:
 
 
 def _flags(answers: pd.DataFrame, column: str) -> np.ndarray:
+    """A flag column of the typed responses as booleans (missing: False), all False without it."""
     if column not in answers.columns:
         return np.zeros(len(answers), dtype=bool)
-    values = answers[column]
-    if values.dtype == object or str(values.dtype) == "string":
-        values = values.astype("string").str.strip().isin(["1", "true", "True", "yes"])
-    return values.astype("boolean").fillna(False).to_numpy(dtype=bool)
+    return flag(answers[column]).to_numpy(dtype=bool)
 
 
 def _share(k: int, n: int) -> dict:

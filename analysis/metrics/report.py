@@ -327,16 +327,14 @@ def _design_a(frames: dict, rng: np.random.Generator, bootstrap: int, options: d
     )
     if expertise is not None and not expertise["levels"]:
         expertise = None  # the item named, and nobody analysed answered it: no figure to draw
-    if expertise is None:
+    if expertise is None and responses is None:
+        skipped["expertise"] = "no responses table"
+    elif expertise is None and options["expertise_key"]:
+        skipped["expertise"] = f"no answers to the expertise item {options['expertise_key']!r}"
+    elif expertise is None:
         skipped["expertise"] = (
-            "no responses table"
-            if responses is None
-            else (
-                f"no expertise item (Figure 15): no Likert item whose key starts with "
-                f"{options['expertise_prefix']!r}; name another with the option expertise_key"
-                if not options["expertise_key"]
-                else f"no answers to the expertise item {options['expertise_key']!r}"
-            )
+            f"no expertise item (Figure 15): no Likert item whose key starts with "
+            f"{options['expertise_prefix']!r}; name another with the option expertise_key"
         )
     among = expertise.pop("chosen_among", None) if expertise else None
     if among:

@@ -145,13 +145,12 @@ class DialogueKind(DialogueBoundKind):
             problems += quota_problems(study)
         return problems
 
-    def check_warnings(self, study, step) -> list[str]:
+    def check_warnings(self, study, step, steps) -> list[str]:
         """No reading-speed cap: a judge who went through the debate at 7,400 words per minute
         was analysed, and nothing before going live said the cap was not set (the researcher
         walk). Paper 000 excluded judges above its cap; a study may choose not to."""
-        first = min((s.position for s in study.steps.all() if s.kind == self.key), default=None)
-        if study.wpm_cap or step.position != first:  # said once, at the first debate read
-            return []
+        if study.wpm_cap or step is not next(s for s in steps if s.kind == self.key):
+            return []  # said once, at the first debate read
         return [
             "no reading-speed cap is set ('Wpm cap'), so judges who read the debate faster than anyone "
             "can (thousands of words per minute) are analysed: paper 000 excluded those above its cap."
